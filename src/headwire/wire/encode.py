@@ -1,0 +1,174 @@
+"""JSON encoding whose bytes equal Node's ``JSON.stringify`` followed by UTF-8 encoding.
+
+A Python ``str`` may hold what a JavaScript string holds: astral code points, and surrogate
+code points either alone or in adjacent high/low pairs.  The wire form is the one V8 writes:
+
+* compact separators, object keys in insertion order, non-ASCII as raw UTF-8;
+* short escapes for ``"`` ``\\`` ``\\b`` ``\\t`` ``\\n`` ``\\f`` ``\\r``, lowercase ``\\u00xx`` for
+  the other C0 controls; DEL, ``/`` and U+2028/U+2029 raw;
+* an adjacent high+low surrogate pair as the one 4-byte UTF-8 character it stands for;
+* a lone surrogate as the six ASCII bytes ``\\udxxx`` (lowercase hex).
+
+Numbers follow ECMAScript ``Number::toString``: integers with ``|n| <= 2**53`` print exactly,
+larger integers and floats print as the shortest round-tripping double in JavaScript's layout
+(``100`` not ``100.0``, ``1e+21``, ``1e-7``, ``0.000001``), ``-0`` prints as ``0`` and
+non-finite numbers as ``null``.
+
+The fast path is a single ``orjson.dumps`` call; only values holding floats, very large
+integers or surrogate code points take the exact slow path, and that path still encodes every
+string run with orjson, so no per-character Python loop ever runs.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import orjson
+
+__all__ = ["encode", "encode_str", "js_number", "payload_bytes"]
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_MAX_SAFE_INT = 2**53
+_ORJSON_INT_MIN = -(2**63)
+_ORJSON_INT_MAX = 2**64 - 1
+
+
+def _join_pairs(s: str) -> str:
+    """Return ``s`` with every adjacent high+low surrogate pair joined into one code point."""
+    return s.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+
+
+def encode_str(s: str) -> bytes:
+    """Return the exact ``JSON.stringify(s)`` UTF-8 bytes of a string, quotes included."""
+    try:
+        return orjson.dumps(s)
+    except TypeError:
+        pass
+    joined = _join_pairs(s)
+    pieces = _SURROGATE.split(joined)
+    lone = _SURROGATE.findall(joined)
+    out = [orjson.dumps(pieces[0])[:-1]]
+    for cp, piece in zip(lone, pieces[1:], strict=True):
+        out.append(b"\\u%04x" % ord(cp))
+        out.append(orjson.dumps(piece)[1:-1])
+    out.append(b'"')
+    return b"".join(out)
+
+
+def payload_bytes(s: str) -> int:
+    """Bytes of ``s`` inside its JSON quotes: ``len(encode(s)) - 2``."""
+    return len(encode_str(s)) - 2
+
+
+def js_number(x: float) -> str:
+    """Format a number the way ECMAScript ``Number::toString`` (and so ``JSON.stringify``) does."""
+    if isinstance(x, int) and not isinstance(x, bool) and -_MAX_SAFE_INT <= x <= _MAX_SAFE_INT:
+        return str(x)
+    f = float(x)
+    if not math.isfinite(f):
+        return "null"
+    if f == 0:
+        return "0"
+    sign = "-" if f < 0 else ""
+    text, _, exp_text = repr(abs(f)).partition("e")
+    int_part, _, frac_part = text.partition(".")
+    digits = int_part + frac_part
+    point = len(int_part) + (int(exp_text) if exp_text else 0)
+    stripped = digits.lstrip("0")
+    point -= len(digits) - len(stripped)
+    mantissa = stripped
+    n = point
+    mantissa = mantissa.rstrip("0")
+    k = len(mantissa)
+    if k <= n <= 21:
+        return sign + mantissa + "0" * (n - k)
+    if 0 < n <= 21:
+        return sign + mantissa[:n] + "." + mantissa[n:]
+    if -6 < n <= 0:
+        return sign + "0." + "0" * (-n) + mantissa
+    e = n - 1
+    exp = ("+" if e >= 0 else "-") + str(abs(e))
+    if k == 1:
+        return sign + mantissa + "e" + exp
+    return sign + mantissa[0] + "." + mantissa[1:] + "e" + exp
+
+
+def _needs_exact_numbers(value: Any) -> bool:
+    """Whether ``value`` holds a float or an integer orjson or JavaScript would print differently."""
+    if isinstance(value, str) or value is None or isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return not (-_MAX_SAFE_INT <= value <= _MAX_SAFE_INT)
+    if isinstance(value, float):
+        return True
+    if isinstance(value, Mapping):
+        return any(_needs_exact_numbers(v) for v in value.values())
+    if isinstance(value, Sequence):
+        return any(_needs_exact_numbers(v) for v in value)
+    return False
+
+
+def _exact(value: Any) -> Any:
+    """Rebuild ``value`` with numbers and surrogate strings as pre-encoded orjson fragments."""
+    if isinstance(value, str):
+        if _SURROGATE.search(value) is None:
+            return value
+        return orjson.Fragment(encode_str(value))
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        if -_MAX_SAFE_INT <= value <= _MAX_SAFE_INT:
+            return value
+        return orjson.Fragment(js_number(value).encode())
+    if isinstance(value, float):
+        return orjson.Fragment(js_number(value).encode())
+    if isinstance(value, Mapping):
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise TypeError(f"JSON object keys must be str, not {type(k).__name__}")
+            if _SURROGATE.search(k) is not None:
+                # orjson cannot take a fragment as a key; encode this object by hand.
+                return _ManualObject(value)
+            out[k] = _exact(v)
+        return out
+    if isinstance(value, Sequence) and not isinstance(value, bytes | bytearray):
+        return [_exact(v) for v in value]
+    raise TypeError(f"Type is not JSON serializable: {type(value).__name__}")
+
+
+class _ManualObject:
+    """An object whose keys hold surrogates; encoded member by member."""
+
+    def __init__(self, value: Mapping[str, Any]) -> None:
+        self.value = value
+
+    def fragment(self) -> orjson.Fragment:
+        parts = [encode_str(k) + b":" + encode(v) for k, v in self.value.items()]
+        return orjson.Fragment(b"{" + b",".join(parts) + b"}")
+
+
+def _default(obj: Any) -> Any:
+    if isinstance(obj, _ManualObject):
+        return obj.fragment()
+    if isinstance(obj, tuple):
+        return list(obj)
+    raise TypeError(f"Type is not JSON serializable: {type(obj).__name__}")
+
+
+def encode(value: Any) -> bytes:
+    """Return the UTF-8 bytes of ``JSON.stringify(value)`` for any JSON value.
+
+    ``value`` is a dict (insertion order kept), list or tuple, str, int, float, bool or None.
+    Encoding never raises for strings holding surrogates.
+    """
+    if not _needs_exact_numbers(value):
+        try:
+            return orjson.dumps(value, default=_default)
+        except TypeError as exc:
+            if "surrogates" not in str(exc) and "str is not valid UTF-8" not in str(exc):
+                raise
+    return orjson.dumps(_exact(value), default=_default)
