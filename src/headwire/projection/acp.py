@@ -335,7 +335,7 @@ def project_acp_tool_call_update(update: dict[str, Any]) -> dict[str, Any]:
 
     new_content = _project_content(content) if content is not None else None
     new_raw: Any = _project_raw_output(raw_output) if isinstance(raw_output, str) else None
-    if _is_shell_result(raw_output):
+    if isinstance(raw_output, dict) and _is_shell_result(raw_output):
         new_raw = _project_shell_result(raw_output)
     content_changed = new_content is not None and new_content is not content
     if isinstance(raw_output, str):

@@ -1,0 +1,79 @@
+"""The import layering: pure layers import nothing above them and do no I/O."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parent.parent / "src" / "headwire"
+
+# Lower rank = lower layer.  A module may import its own layer and the ones below it.
+LAYERS: dict[str, int] = {
+    "wire": 0,
+    "projection": 1,
+    "protocol": 2,
+    "transports": 3,
+    "emitter": 3,
+    "bound": 3,
+    "runtime": 4,
+    "io": 4,
+    "acp": 5,
+    "cli": 6,
+    "sdk": 6,
+    "__main__": 6,
+}
+PURE_RANK = 3
+FORBIDDEN_IN_PURE = {"asyncio", "subprocess", "os", "time", "sys", "socket", "threading", "io",
+                     "shutil", "tempfile", "signal", "select", "selectors", "multiprocessing"}  # fmt: skip
+
+
+def layer_of(module: str) -> str | None:
+    parts = module.split(".")
+    if parts[0] != "headwire" or len(parts) < 2:
+        return None
+    return parts[1]
+
+
+def imports_of(path: Path) -> list[tuple[int, str]]:
+    tree = ast.parse(path.read_text(), filename=str(path))
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.append((node.lineno, node.module))
+            if node.module == "headwire":
+                found += [(node.lineno, f"headwire.{alias.name}") for alias in node.names]
+    return found
+
+
+def module_name(path: Path) -> str:
+    rel = path.relative_to(SRC.parent).with_suffix("")
+    return ".".join(part for part in rel.parts if part != "__init__")
+
+
+def test_every_top_level_module_has_a_layer() -> None:
+    for path in SRC.iterdir():
+        name = path.stem
+        if name in ("__init__", "__pycache__", "py"):
+            continue
+        if path.is_dir() or path.suffix == ".py":
+            assert name in LAYERS, f"{name} has no layer in tests/test_layering.py"
+
+
+def test_layers_import_nothing_above_them() -> None:
+    problems = []
+    for path in sorted(SRC.rglob("*.py")):
+        mod = module_name(path)
+        own = layer_of(mod)
+        if own is None:
+            continue
+        rank = LAYERS[own]
+        for lineno, imported in imports_of(path):
+            target = layer_of(imported)
+            if target is not None and target in LAYERS and LAYERS[target] > rank:
+                problems.append(f"{path}:{lineno}: {own} (layer {rank}) imports {imported}")
+            root = imported.split(".")[0]
+            if rank <= PURE_RANK and root in FORBIDDEN_IN_PURE:
+                problems.append(f"{path}:{lineno}: pure module {mod} imports I/O module {imported}")
+    assert not problems, "\n".join(problems)
