@@ -75,7 +75,7 @@ def _install_hint(pkg_dir: Path) -> str:
 
 
 def locate() -> OracleLocation:
-    """Find Node, the oracle script and the upstream package, or raise :class:`OracleUnavailable`."""
+    """Find Node, the oracle script and the upstream package (or raise OracleUnavailable)."""
     pkg_env = os.environ.get("HEADWIRE_ORACLE_PKG_DIR") or os.environ.get("QWEN_ORACLE_PKG_DIR")
     pkg_dir = Path(pkg_env) if pkg_env else DEFAULT_PKG_DIR
     script_env = os.environ.get("HEADWIRE_ORACLE_SCRIPT")

@@ -40,7 +40,6 @@ except ImportError:  # running from a checkout without PYTHONPATH=src
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
 from _oracle import Oracle, OracleUnavailable, locate, u16_units, u16_value
-
 from headwire.projection import project_acp_tool_call_update, project_tool_result_content
 from headwire.wire import encode, encode_str
 

@@ -52,7 +52,9 @@ MAX_CANONICAL_TEXT_BLOCKS = (
 ) // (_EMPTY_BLOCK_BYTES + _SEPARATOR_BYTES)
 """1,191: the most text blocks whose empty skeleton fits the budget."""
 
-_A2UI_TOOL = re.compile(r"(^|__)(present_ui|present_choices|a2ui_action)$")
+# ``\Z``, not ``$``: JavaScript's ``$`` (no ``m`` flag) matches only at the very end, while
+# Python's also matches before a final newline ("present_ui\n" is not an A2UI tool upstream).
+_A2UI_TOOL = re.compile(r"(?:^|__)(?:present_ui|present_choices|a2ui_action)\Z")
 _MAX_SAFE_INTEGER = 2**53 - 1
 _SHELL_OUTCOMES = ("completed", "failed", "cancelled", "timed_out")
 _SHELL_KEYS = frozenset(

@@ -14,6 +14,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
+
+import orjson
 
 from headwire.wire.encode import encode_str
 
@@ -31,20 +34,34 @@ JSON_STRING_DELIMITER_BYTES = 2
 """The two quote characters around every JSON string."""
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
-_CHUNK = 2048
-"""Code points per cost probe while looking for the cut (a constant, not a tuning of the input)."""
+
+_SAMPLE = 4096
+"""Units in the first cost probe while looking for a cut; later probes are sized by the cost
+density measured so far (constants, not tunings of the input)."""
+_SLACK = 32
+"""Units added to an extrapolated probe so that it overshoots the cut by a little; also the first
+step when galloping away from an interpolated estimate."""
 
 
 def _payload(s: str) -> int:
     return len(encode_str(s)) - JSON_STRING_DELIMITER_BYTES
 
 
-def json_string_payload_bytes(value: str, stop_after: float = math.inf) -> int:
-    """Bytes of ``value`` between its JSON quotes, scanning no further than needed.
+class _Surrogates(Exception):
+    """A probed slice holds surrogate code points: the window must be normalized first."""
 
-    Returns the exact count when it is ``<= stop_after``; otherwise some number greater than
-    ``stop_after`` ("too large"), without encoding the whole value.
-    """
+
+def _plain_payload(s: str) -> int:
+    """:func:`_payload` of a slice without surrogate code points (raises :class:`_Surrogates`)."""
+    try:
+        return len(orjson.dumps(s)) - JSON_STRING_DELIMITER_BYTES
+    except TypeError:  # orjson refuses exactly the surrogate code points
+        raise _Surrogates from None
+
+
+def _bounded_payload(value: str, stop_after: float) -> int:
+    """The exact payload when it is ``<= stop_after``, else ``int(stop_after) + 1``: cheaper than
+    :func:`json_string_payload_bytes` when only "fits or not" matters."""
     if len(value) > stop_after:  # every code point costs at least one byte
         return int(stop_after) + 1
     exact = _payload(value)
@@ -53,53 +70,106 @@ def json_string_payload_bytes(value: str, stop_after: float = math.inf) -> int:
     return exact
 
 
+def json_string_payload_bytes(value: str, stop_after: float = math.inf) -> int:
+    """Bytes of ``value`` between its JSON quotes, scanning no further than needed.
+
+    Equal to upstream's ``jsonStringPayloadByteLength``: the exact count when it is
+    ``<= stop_after``; otherwise the running count at the first unit that takes it past
+    ``stop_after`` (a number greater than ``stop_after``, not the total), found on a window of
+    about ``stop_after`` code points without encoding the whole value.
+    """
+    if math.isnan(stop_after):  # upstream's "bytes > NaN" never stops the scan
+        return _payload(value)
+    scanned = _bounded_payload(value, stop_after)
+    if scanned <= stop_after:
+        return scanned
+    limit = math.floor(stop_after) if stop_after >= 0 else -1  # costs are whole numbers
+    window = value[: max(limit, 0) + 2]
+    head = select_prefix(window, limit)
+    # The unit right after the longest fitting prefix is the one that passes ``stop_after``.
+    units = _join_pairs(window) if _SURROGATE.search(window) else window
+    return _payload(units[: len(head) + 1])
+
+
 def json_string_json_bytes(value: str) -> int:
     """``UTF8_BYTES(JSON.stringify(value))``: the payload plus the two quotes."""
     return _payload(value) + JSON_STRING_DELIMITER_BYTES
 
 
-def _normalize(window: str) -> str:
+def _join_pairs(window: str) -> str:
     """Join adjacent surrogate code points into the astral code point they form in UTF-16."""
-    if _SURROGATE.search(window) is None:
-        return window
     return window.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
 
 
-def _fit_count(units: str, budget: int, from_end: bool) -> int:
+def _fit_count(units: str, budget: int, from_end: bool, cost: Callable[[str], int]) -> int:
     """Largest ``k`` such that the first (or last) ``k`` units of ``units`` cost ``<= budget``.
 
-    ``units`` is normalized, so each code point is one unit with a cost of its own.  Costs are
-    summed chunk by chunk; the chunk that crosses the budget is bisected.
+    Each code point of ``units`` is one unit with a cost of its own, so the cost of a run is the
+    sum of the costs of its parts.  The search keeps a bracket (``lo`` units fit, ``hi`` do not)
+    and measures only the span between a probe and the nearer end of the bracket:
+
+    1. a sample of :data:`_SAMPLE` units, then spans sized by the cost density of the last span
+       (plus :data:`_SLACK`), until a span does not fit or everything fits;
+    2. one interpolated probe inside the bracket, then probes galloping away from it
+       (:data:`_SLACK`, doubling) until the cut is bracketed tightly, then bisection.
+
+    On even text that encodes about ``k`` units plus a few dozen; on any text a bounded number
+    of probes (each unit costs 1 to 6 bytes) encodes a bounded multiple of ``min(len, budget)``.
     """
     n = min(len(units), budget)  # each unit costs >= 1 byte
     if n <= 0:
         return 0
-    whole = units[len(units) - n :] if from_end else units[:n]
-    if _payload(whole) <= budget:
-        return n
-    spent = 0
-    taken = 0
-    while taken < n:
-        size = min(_CHUNK, n - taken)
-        if from_end:
-            chunk = units[len(units) - taken - size : len(units) - taken]
+    size = len(units)
+    lo = lo_cost = 0  # the first lo units fit and cost lo_cost
+    hi, hi_cost = n + 1, 0  # the first hi units do not fit; n + 1: none known not to fit yet
+
+    def fits(m: int) -> bool:
+        """Whether the first ``m`` units fit; narrows the bracket to ``m`` on one side."""
+        nonlocal lo, lo_cost, hi, hi_cost
+        if hi > n or m - lo <= hi - m:
+            total = lo_cost + cost(units[size - m : size - lo] if from_end else units[lo:m])
         else:
-            chunk = units[taken : taken + size]
-        cost = _payload(chunk)
-        if spent + cost > budget:
-            room = budget - spent
-            lo, hi = 0, size  # lo fits, hi does not
-            while hi - lo > 1:
-                mid = (lo + hi) // 2
-                part = chunk[size - mid :] if from_end else chunk[:mid]
-                if _payload(part) <= room:
-                    lo = mid
-                else:
-                    hi = mid
-            return taken + lo
-        spent += cost
-        taken += size
-    return taken
+            total = hi_cost - cost(units[size - hi : size - m] if from_end else units[m:hi])
+        if total <= budget:
+            lo, lo_cost = m, total
+            return True
+        hi, hi_cost = m, total
+        return False
+
+    probe = min(n, _SAMPLE)
+    while True:
+        start, spent = lo, lo_cost
+        if not fits(probe):
+            break
+        if lo == n:
+            return n
+        probe = min(n, lo + (budget - lo_cost) * (lo - start) // (lo_cost - spent) + _SLACK)
+    if hi - lo > 1:
+        estimate = lo + (budget - lo_cost) * (hi - lo) // (hi_cost - lo_cost)
+        upward = fits(max(lo + 1, min(hi - 1, estimate)))
+        step = _SLACK
+        while hi - lo > step and fits(lo + step if upward else hi - step) == upward:
+            step *= 2
+    while hi - lo > 1:
+        fits((lo + hi) // 2)
+    return lo
+
+
+def _select(window: str, budget: int, from_end: bool) -> str:
+    """The longest run of whole units at the start (or end) of ``window`` that fits ``budget``.
+
+    The window is searched as it is; only when a probe meets a surrogate code point is it
+    normalized (pairs joined) and searched again with the exact encoder.  A search that met
+    none saw every unit up to the cut, and there normalizing changes nothing.
+    """
+    try:
+        k = _fit_count(window, budget, from_end, _plain_payload)
+    except _Surrogates:
+        window = _join_pairs(window)
+        k = _fit_count(window, budget, from_end, _payload)
+    if from_end:
+        return window[len(window) - k :] if k else ""
+    return window[:k]
 
 
 def select_prefix(value: str, budget: int) -> str:
@@ -108,17 +178,14 @@ def select_prefix(value: str, budget: int) -> str:
     Equal, unit for unit, to walking forwards and stopping at the first unit that does not fit;
     a surrogate pair is never split.
     """
-    units = _normalize(value[: max(budget, 0) + 2])
-    return units[: _fit_count(units, budget, from_end=False)]
+    return _select(value[: max(budget, 0) + 2], budget, from_end=False)
 
 
 def select_suffix(value: str, budget: int) -> str:
     """The longest run of whole units at the end of ``value`` whose payload fits ``budget``."""
     if budget <= 0:
         return ""
-    units = _normalize(value[-(budget + 2) :])
-    k = _fit_count(units, budget, from_end=True)
-    return units[len(units) - k :] if k else ""
+    return _select(value[-(budget + 2) :], budget, from_end=True)
 
 
 def truncate_json_string_payload(
@@ -149,7 +216,7 @@ def project_json_string(text: str, json_byte_budget: int, marker: str) -> str:
     prefix when the budget cannot hold the marker; ``""`` for budgets of 0, 1 and 2.
     """
     payload_budget = max(0, json_byte_budget - JSON_STRING_DELIMITER_BYTES)
-    scanned = json_string_payload_bytes(text, payload_budget)
+    scanned = _bounded_payload(text, payload_budget)
     if scanned <= payload_budget:
         return text
     projected = truncate_json_string_payload(text, scanned, payload_budget, marker)

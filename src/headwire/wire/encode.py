@@ -3,7 +3,9 @@
 A Python ``str`` may hold what a JavaScript string holds: astral code points, and surrogate
 code points either alone or in adjacent high/low pairs.  The wire form is the one V8 writes:
 
-* compact separators, object keys in insertion order, non-ASCII as raw UTF-8;
+* compact separators, non-ASCII as raw UTF-8, object keys in JavaScript's own-property order:
+  array-index keys (``"0"`` .. ``"4294967294"``, canonical) first in ascending numeric order,
+  then the other keys in insertion order;
 * short escapes for ``"`` ``\\`` ``\\b`` ``\\t`` ``\\n`` ``\\f`` ``\\r``, lowercase ``\\u00xx`` for
   the other C0 controls; DEL, ``/`` and U+2028/U+2029 raw;
 * an adjacent high+low surrogate pair as the one 4-byte UTF-8 character it stands for;
@@ -12,10 +14,10 @@ code points either alone or in adjacent high/low pairs.  The wire form is the on
 Numbers follow ECMAScript ``Number::toString``: integers with ``|n| <= 2**53`` print exactly,
 larger integers and floats print as the shortest round-tripping double in JavaScript's layout
 (``100`` not ``100.0``, ``1e+21``, ``1e-7``, ``0.000001``), ``-0`` prints as ``0`` and
-non-finite numbers as ``null``.
+non-finite numbers, like integers beyond the double range, as ``null``.
 
 The fast path is a single ``orjson.dumps`` call; only values holding floats, very large
-integers or surrogate code points take the exact slow path, and that path still encodes every
+integers, array-index keys or surrogate code points take the exact slow path, and that path still encodes every
 string run with orjson, so no per-character Python loop ever runs.
 """
 
@@ -31,6 +33,8 @@ import orjson
 __all__ = ["encode", "encode_str", "js_number", "payload_bytes"]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_ARRAY_INDEX = re.compile("(?:0|[1-9][0-9]{0,9})\\Z")
+_MAX_ARRAY_INDEX = 2**32 - 2
 _MAX_SAFE_INT = 2**53
 _ORJSON_INT_MIN = -(2**63)
 _ORJSON_INT_MAX = 2**64 - 1
@@ -67,7 +71,10 @@ def js_number(x: float) -> str:
     """Format a number the way ECMAScript ``Number::toString`` (and so ``JSON.stringify``) does."""
     if isinstance(x, int) and not isinstance(x, bool) and -_MAX_SAFE_INT <= x <= _MAX_SAFE_INT:
         return str(x)
-    f = float(x)
+    try:
+        f = float(x)
+    except OverflowError:  # an integer beyond the double range: JavaScript's Infinity
+        return "null"
     if not math.isfinite(f):
         return "null"
     if f == 0:
@@ -96,8 +103,29 @@ def js_number(x: float) -> str:
     return sign + mantissa[0] + "." + mantissa[1:] + "e" + exp
 
 
+def _is_array_index(key: object) -> bool:
+    """Whether ``key`` is an array index ("0" .. "4294967294", canonical): JavaScript objects
+    list such keys first, in ascending numeric order, whatever the insertion order."""
+    return (
+        isinstance(key, str)
+        and _ARRAY_INDEX.match(key) is not None
+        and int(key) <= _MAX_ARRAY_INDEX
+    )
+
+
+def _js_items(value: Mapping[Any, Any]) -> list[tuple[Any, Any]]:
+    """The members of ``value`` in JavaScript's own-property order."""
+    items = list(value.items())
+    indexed = [item for item in items if _is_array_index(item[0])]
+    if not indexed:
+        return items
+    indexed.sort(key=lambda item: int(item[0]))
+    return indexed + [item for item in items if not _is_array_index(item[0])]
+
+
 def _needs_exact_numbers(value: Any) -> bool:
-    """Whether ``value`` holds a float or an integer orjson or JavaScript would print differently."""
+    """Whether ``value`` holds a float or an integer orjson or JavaScript would print differently,
+    or an object with array-index keys (which JavaScript reorders)."""
     if isinstance(value, str) or value is None or isinstance(value, bool):
         return False
     if isinstance(value, int):
@@ -105,6 +133,8 @@ def _needs_exact_numbers(value: Any) -> bool:
     if isinstance(value, float):
         return True
     if isinstance(value, Mapping):
+        if any(_is_array_index(k) for k in value):
+            return True
         return any(_needs_exact_numbers(v) for v in value.values())
     if isinstance(value, Sequence):
         return any(_needs_exact_numbers(v) for v in value)
@@ -127,7 +157,7 @@ def _exact(value: Any) -> Any:
         return orjson.Fragment(js_number(value).encode())
     if isinstance(value, Mapping):
         out: dict[str, Any] = {}
-        for k, v in value.items():
+        for k, v in _js_items(value):
             if not isinstance(k, str):
                 raise TypeError(f"JSON object keys must be str, not {type(k).__name__}")
             if _SURROGATE.search(k) is not None:
@@ -147,7 +177,7 @@ class _ManualObject:
         self.value = value
 
     def fragment(self) -> orjson.Fragment:
-        parts = [encode_str(k) + b":" + encode(v) for k, v in self.value.items()]
+        parts = [encode_str(k) + b":" + encode(v) for k, v in _js_items(self.value)]
         return orjson.Fragment(b"{" + b",".join(parts) + b"}")
 
 

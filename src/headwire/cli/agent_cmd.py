@@ -1,0 +1,267 @@
+"""``headwire [options] [prompt]``: the headless agent.
+
+Flags follow Qwen Code's spelling so scripts written for it run unchanged.  Exit codes:
+``0`` success; ``1`` the run ended with an error result (model failure, cancelled); ``2`` bad
+flags or input (argparse); ``53`` ``--max-session-turns`` reached; ``130`` interrupted by
+SIGINT.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import uuid
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from headwire import __version__
+from headwire.io.stdio import WireWriter, warn
+from headwire.protocol.messages import JsonDict
+from headwire.runtime.agent import Agent, AgentConfig
+from headwire.runtime.models.base import Model
+from headwire.runtime.recording import (
+    Recorder,
+    RecordingError,
+    conversation_of,
+    find_session,
+    latest_session,
+)
+from headwire.runtime.storage import ArtifactStore, data_dir
+from headwire.runtime.tools.base import ApprovalMode
+from headwire.transports import HeadlessTransport, make_transport
+
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+EXIT_TURN_LIMIT = 53
+EXIT_INTERRUPTED = 130
+
+
+class UsageError(Exception):
+    """Bad flags or input: reported on stderr with exit code 2."""
+
+
+def _split_list(values: list[str] | None) -> list[str]:
+    out: list[str] = []
+    for value in values or []:
+        out += [v.strip() for v in value.split(",") if v.strip()]
+    return out
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The agent's flags (Qwen Code's names)."""
+    p = argparse.ArgumentParser(
+        prog="headwire",
+        description="A headless coding agent whose wire tool results are bounded exactly.",
+        epilog="Subcommands: 'headwire bound --help' (bound the tool results of a stream).",
+    )
+    p.add_argument("query", nargs="*", help="the prompt (joined with spaces)")
+    p.add_argument("-p", "--prompt", help="the prompt; appended to stdin when both are given")
+    p.add_argument("-o", "--output-format", choices=["text", "json", "stream-json"], default="text")
+    p.add_argument("--input-format", choices=["text", "stream-json"], default="text")
+    p.add_argument("--include-partial-messages", action="store_true",
+                   help="add stream_event partial messages (stream-json only)")
+    p.add_argument("-m", "--model", help="model name; 'scripted' or 'scripted:NAME' for the offline model")
+    p.add_argument("--script", help="scripted model: a JSONL file of turns, or a built-in name (demo)")
+    p.add_argument("--openai-base-url", help="OpenAI-compatible base URL (env OPENAI_BASE_URL)")
+    p.add_argument("--openai-api-key", help="API key (env OPENAI_API_KEY)")
+    p.add_argument("--auth-type", default=None, help="only 'openai' is supported")
+    p.add_argument("--approval-mode", choices=["default", "plan", "auto-edit", "yolo"])
+    p.add_argument("-y", "--yolo", action="store_true", help="approve every tool call")
+    p.add_argument("--core-tools", action="append", help="only these tools (comma-separated)")
+    p.add_argument("--exclude-tools", action="append", help="remove these tools")
+    p.add_argument("--allowed-tools", action="append", help="run these without asking")
+    p.add_argument("--max-session-turns", type=int, default=-1)
+    p.add_argument("--resume", "-r", metavar="SESSION_ID", help="resume a recorded session")
+    p.add_argument("--continue", "-c", dest="continue_", action="store_true",
+                   help="resume the most recent session of this project")
+    p.add_argument("--session-id", help="use this session id for a new session")
+    p.add_argument("--system-prompt")
+    p.add_argument("--append-system-prompt")
+    p.add_argument("--include-directories", action="append", help="extra workspace directories")
+    p.add_argument("--tool-timeout", type=float, default=None, help="seconds per tool call")
+    p.add_argument("--channel", help="accepted for SDK compatibility")
+    p.add_argument("-d", "--debug", action="store_true")
+    p.add_argument("-v", "--version", action="version", version=__version__)
+    claude = p.add_argument_group("Claude Code SDK compatibility (mapped, or ignored with a note)")
+    claude.add_argument("--verbose", action="store_true", help="accepted; stream-json is always verbose")
+    claude.add_argument("--permission-mode", choices=sorted(CLAUDE_MODES), help="mapped to --approval-mode")
+    claude.add_argument("--max-turns", type=int, help="mapped to --max-session-turns")
+    claude.add_argument("--allowedTools", "--allowed_tools", action="append", dest="claude_allowed")
+    claude.add_argument("--disallowedTools", action="append", dest="claude_disallowed")
+    claude.add_argument("--add-dir", action="append", dest="add_dir")
+    for flag in IGNORED_CLAUDE_FLAGS:
+        claude.add_argument(flag, dest="ignored_" + flag.strip("-").replace("-", "_"), default=None)
+    for flag in IGNORED_CLAUDE_SWITCHES:
+        claude.add_argument(flag, dest="ignored_" + flag.strip("-").replace("-", "_"),
+                            action="store_true", default=None)
+    return p
+
+
+CLAUDE_MODES = {"default": "default", "acceptEdits": "auto-edit", "plan": "plan",
+                "bypassPermissions": "yolo", "dontAsk": "default", "auto": "default"}  # fmt: skip
+IGNORED_CLAUDE_FLAGS = ("--setting-sources", "--mcp-config", "--tools", "--settings",
+                        "--fallback-model", "--max-budget-usd", "--permission-prompt-tool",
+                        "--plugin-dir", "--max-thinking-tokens", "--effort", "--json-schema",
+                        "--max-subagent-depth", "--thinking", "--agents")  # fmt: skip
+IGNORED_CLAUDE_SWITCHES = ("--include-hook-events", "--strict-mcp-config", "--fork-session")
+
+
+def apply_compat(args: argparse.Namespace) -> None:
+    """Map Claude Code's flags onto headwire's and note the ones that do not apply."""
+    if args.permission_mode and not args.approval_mode:
+        args.approval_mode = CLAUDE_MODES[args.permission_mode]
+    if args.max_turns is not None and args.max_session_turns < 0:
+        args.max_session_turns = args.max_turns
+    if args.claude_allowed:
+        args.allowed_tools = (args.allowed_tools or []) + args.claude_allowed
+    if args.claude_disallowed:
+        args.exclude_tools = (args.exclude_tools or []) + args.claude_disallowed
+    if args.add_dir:
+        args.include_directories = (args.include_directories or []) + args.add_dir
+    if args.system_prompt == "":
+        args.system_prompt = None
+    ignored = sorted(k.removeprefix("ignored_") for k, v in vars(args).items()
+                     if k.startswith("ignored_") and v is not None)  # fmt: skip
+    if ignored:
+        names = ", ".join("--" + name.replace("_", "-") for name in ignored)
+        warn(f"headwire: note: ignoring flags that do not apply here: {names}")
+
+
+def _model(args: argparse.Namespace) -> Model:
+    from headwire.runtime.models.scripted import ScriptedModel, ScriptError, load_script
+
+    spec = args.script
+    model = args.model or os.environ.get("OPENAI_MODEL")
+    if spec is None and model and (model == "scripted" or model.startswith("scripted:")):
+        spec = model.partition(":")[2] or os.environ.get("HEADWIRE_SCRIPT") or "demo"
+    if spec is not None:
+        try:
+            return ScriptedModel(load_script(spec), name=args.model or "scripted")
+        except ScriptError as exc:
+            raise UsageError(str(exc)) from None
+    if args.auth_type not in (None, "openai"):
+        raise UsageError(f"--auth-type {args.auth_type} is not supported; use --auth-type openai")
+    from headwire.runtime.models.openai import OpenAIModel, resolve_openai_config
+
+    try:
+        base_url, api_key, name = resolve_openai_config(
+            os.environ, args.openai_base_url, args.openai_api_key, args.model
+        )
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    return OpenAIModel(base_url, api_key, name)
+
+
+def _read_prompt(args: argparse.Namespace) -> str:
+    parts: list[str] = []
+    if args.input_format == "text" and not sys.stdin.isatty():
+        data = sys.stdin.buffer.read()
+        text = data.decode("utf-8", "replace").strip()
+        if text:
+            parts.append(text)
+    if args.prompt:
+        parts.append(args.prompt)
+    if args.query:
+        parts.append(" ".join(args.query))
+    return "\n\n".join(parts)
+
+
+def build_agent(
+    args: argparse.Namespace, cwd: Path, emit: Callable[[JsonDict], None]
+) -> tuple[Agent, Callable[[], Awaitable[None]]]:
+    """Resolve flags into an :class:`Agent` (model, tools, recording, resume) and its closer."""
+    from headwire.runtime.tools.registry import builtin_tools, select_tools
+
+    root = data_dir()
+    session_id = args.session_id or str(uuid.uuid4())
+    conversation: list[dict[str, Any]] = []
+    try:
+        if args.resume:
+            path = find_session(root, cwd, args.resume)
+            session_id = args.resume
+            conversation = conversation_of(path)
+        elif args.continue_:
+            path_or_none = latest_session(root, cwd)
+            if path_or_none is not None:
+                session_id = path_or_none.stem
+                conversation = conversation_of(path_or_none)
+    except RecordingError as exc:
+        raise UsageError(str(exc)) from None
+    mode: ApprovalMode = "yolo" if args.yolo else (args.approval_mode or "default")
+    tools = select_tools(builtin_tools(), _split_list(args.core_tools) or None,
+                         _split_list(args.exclude_tools) or None)  # fmt: skip
+    model = _model(args)
+    config = AgentConfig(
+        session_id=session_id, cwd=cwd, model_name=model.name, approval_mode=mode,
+        allowed_tools=tuple(_split_list(args.allowed_tools)),
+        max_session_turns=args.max_session_turns,
+        include_partial_messages=args.include_partial_messages and args.output_format == "stream-json",
+        system_prompt=args.system_prompt, append_system_prompt=args.append_system_prompt,
+        version=__version__, json_stats=args.output_format == "json",
+        tool_timeout_s=args.tool_timeout,
+        workspace_dirs=tuple(Path(d).resolve() for d in _split_list(args.include_directories)),
+    )  # fmt: skip
+    recorder = Recorder(root, cwd, session_id)
+    agent = Agent(config, model, tools, emit, ArtifactStore(root, cwd), recorder,
+                  conversation=conversation)  # fmt: skip
+
+    async def close() -> None:
+        recorder.close()
+        aclose = getattr(model, "aclose", None)
+        if aclose is not None:
+            await aclose()
+
+    return agent, close
+
+
+async def _run(args: argparse.Namespace, prompt: str, writer: WireWriter,
+               transport: HeadlessTransport) -> int:  # fmt: skip
+    reported: list[str] = []
+
+    def emit(message: JsonDict) -> None:
+        out = transport.feed(message)
+        writer.write(out.stdout)
+        if out.stderr:
+            warn(out.stderr.decode("utf-8", "replace"))
+        failed = agent.recorder.failed if agent.recorder else None
+        if failed and not reported:
+            reported.append(failed)
+            warn(f"headwire: session recording disabled: {failed}")
+
+    agent, close = build_agent(args, Path.cwd(), emit)
+    try:
+        result = await agent.run_turn(prompt)
+    finally:
+        await close()
+    if not result["is_error"]:
+        return 0
+    return EXIT_TURN_LIMIT if result["subtype"] == "error_max_turns" else EXIT_ERROR
+
+
+def run_agent(argv: list[str]) -> int:
+    """Parse ``argv`` and run one headless session; returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    apply_compat(args)
+    if args.input_format == "stream-json":
+        if args.output_format != "stream-json":
+            parser.error("--input-format stream-json requires --output-format stream-json")
+        from headwire.cli.session_cmd import run_session
+
+        return run_session(args)
+    writer = WireWriter()
+    try:
+        prompt = _read_prompt(args)
+        if not prompt.strip():
+            raise UsageError("No input provided. Pass a prompt with -p, as an argument, or on stdin.")
+        transport = make_transport(args.output_format, args.include_partial_messages)
+        return asyncio.run(_run(args, prompt, writer, transport))
+    except UsageError as exc:
+        warn(f"headwire: {exc}")
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        warn("headwire: interrupted")
+        return EXIT_INTERRUPTED

@@ -1,0 +1,138 @@
+"""``headwire bound``: stdin to stdout, with every textual tool result bounded.
+
+The work is :class:`headwire.bound.BoundFilter`; this module only moves bytes.  stdin is read
+in raw chunks of :data:`READ_SIZE` bytes, the filter's pieces are written to stdout as they
+come, and warnings and the ``--stats`` summary go to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import BinaryIO, TextIO
+
+from headwire.bound import BoundFilter, Format
+
+__all__ = [
+    "EXIT_BROKEN_PIPE",
+    "EXIT_INTERRUPTED",
+    "EXIT_IO_ERROR",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "READ_SIZE",
+    "run_bound",
+]
+
+READ_SIZE = 1 << 20
+"""Bytes asked of stdin per read (a pipe may give fewer)."""
+
+EXIT_OK = 0
+EXIT_IO_ERROR = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+EXIT_BROKEN_PIPE = 141
+"""128 + SIGPIPE: the reader of stdout went away, so the rest of the stream was not written."""
+
+_PROG = "headwire bound"
+
+_DESCRIPTION = """\
+Read headless output on stdin and write it to stdout with every textual tool result bounded
+to 65,536 JSON bytes (a head + marker + tail preview).  Every other line, including empty,
+malformed and non-UTF-8 lines, is written byte for byte as it came; no line is dropped or
+reordered.  Malformed lines (not UTF-8, not JSON) are reported on stderr as
+"headwire bound: line N: reason".
+"""
+
+_EPILOG = """\
+formats:
+  stream-json  one event per line; "user" messages whose tool_result content is a string or a
+               list of text blocks (the blocks share one 65,536-byte budget)
+  json         one JSON array of such messages per line (upstream's -o json)
+  acp          JSON-RPC lines; tool_call_update session updates, live or replayed by
+               session/load, use the ACP projection
+
+exit status:
+  0    success
+  1    reading stdin or writing stdout failed
+  2    usage error
+  130  interrupted (SIGINT)
+  141  stdout was closed by its reader before the stream ended (like SIGPIPE)
+"""
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=_PROG,
+        description=_DESCRIPTION,
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--format",
+        choices=[f.value for f in Format],
+        default=Format.STREAM_JSON.value,
+        help="the headless output format on stdin (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--validate",
+        action="store_true",
+        help="parse every line to report malformed JSON (slower); by default a line of at "
+        "most 64 KiB that is UTF-8 and opens and closes like an object or array is not parsed",
+    )
+    parser.add_argument(
+        "--stats",
+        action="store_true",
+        help="print a summary of what was bounded (lines, fields, bytes before/after) to stderr",
+    )
+    return parser
+
+
+def _report(err: TextIO, flt: BoundFilter) -> None:
+    for line_number, reason in flt.take_warnings():
+        err.write(f"{_PROG}: line {line_number}: {reason}\n")
+
+
+def _pump(inp: BinaryIO, out: BinaryIO, err: TextIO, flt: BoundFilter) -> None:
+    """Copy ``inp`` to ``out`` through ``flt`` until end of input."""
+    read = getattr(inp, "read1", inp.read)
+    write = out.write
+    while chunk := read(READ_SIZE):
+        for piece in flt.feed(chunk):
+            write(piece)
+        if flt.warnings:
+            _report(err, flt)
+    for piece in flt.close():
+        write(piece)
+    _report(err, flt)
+    out.flush()
+
+
+def _silence_stdout() -> None:
+    """Point fd 1 at /dev/null so the interpreter's final flush cannot raise again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+
+
+def run_bound(args: list[str]) -> int:
+    """Run ``headwire bound ARGS`` on the process's stdin/stdout; return the exit code."""
+    options = _parser().parse_args(args)  # exits with EXIT_USAGE on a usage error
+    flt = BoundFilter(Format(options.format), validate=options.validate)
+    err = sys.stderr
+    try:
+        _pump(sys.stdin.buffer, sys.stdout.buffer, err, flt)
+    except BrokenPipeError:
+        _silence_stdout()
+        return EXIT_BROKEN_PIPE
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    except OSError as exc:
+        err.write(f"{_PROG}: {exc.strerror or exc}\n")
+        return EXIT_IO_ERROR
+    if options.stats:
+        err.write(f"{_PROG}: {flt.stats.summary()}\n")
+    return EXIT_OK

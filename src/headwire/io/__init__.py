@@ -1,0 +1,1 @@
+"""Writers for the bytes transports produce: stdout, stderr, descriptors, files, FIFOs."""

@@ -1,0 +1,1 @@
+"""Wire message builders for the headless protocols, in upstream key order (pure)."""

@@ -1,0 +1,236 @@
+"""Builders of every headless wire message, one function per shape.
+
+Each returns a plain ``dict`` whose insertion order is the key order Qwen Code 0.24.4 writes
+(``headwire.wire.encode`` keeps it), so the bytes on the wire line up with upstream's.  Optional
+fields that upstream omits when undefined are left out here too.  Ids are passed in: this module
+is pure and draws no randomness.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+JsonDict = dict[str, Any]
+
+
+def system_init(
+    *,
+    session_id: str,
+    cwd: str,
+    tools: list[str],
+    mcp_servers: list[JsonDict],
+    model: str,
+    permission_mode: str,
+    slash_commands: list[str],
+    version: str,
+    agents: list[str],
+) -> JsonDict:
+    """``system/init``: the first message of every run (and of every persistent turn)."""
+    return {
+        "type": "system",
+        "subtype": "init",
+        "uuid": session_id,
+        "session_id": session_id,
+        "cwd": cwd,
+        "tools": tools,
+        "mcp_servers": mcp_servers,
+        "model": model,
+        "permission_mode": permission_mode,
+        "slash_commands": sorted(slash_commands),
+        "qwen_code_version": version,
+        "agents": agents,
+    }
+
+
+def system_event(
+    *, uuid: str, session_id: str, subtype: str, data: JsonDict | None = None
+) -> JsonDict:
+    """A generic ``system`` event (``task_started``, ``session_start`` ...); ``data`` optional."""
+    message: JsonDict = {
+        "type": "system",
+        "subtype": subtype,
+        "uuid": uuid,
+        "session_id": session_id,
+        "parent_tool_use_id": None,
+    }
+    if data is not None:
+        message["data"] = data
+    return message
+
+
+def usage_dict(
+    input_tokens: int, output_tokens: int, cached: int | None = None, total: int | None = None
+) -> JsonDict:
+    """``usage``: input/output tokens, then cache-read and total when the model reported them."""
+    usage: JsonDict = {"input_tokens": input_tokens, "output_tokens": output_tokens}
+    if cached is not None:
+        usage["cache_read_input_tokens"] = cached
+    if total is not None:
+        usage["total_tokens"] = total
+    return usage
+
+
+def text_block(text: str) -> JsonDict:
+    """An assistant ``text`` block."""
+    return {"type": "text", "text": text}
+
+
+def thinking_block(thinking: str, signature: str | None = None) -> JsonDict:
+    """An assistant ``thinking`` block; ``signature`` (the subject) omitted when absent."""
+    block: JsonDict = {"type": "thinking", "thinking": thinking}
+    if signature is not None:
+        block["signature"] = signature
+    return block
+
+
+def tool_use_block(call_id: str, name: str, args: JsonDict) -> JsonDict:
+    """An assistant ``tool_use`` block: the tool call as the model made it."""
+    return {"type": "tool_use", "id": call_id, "name": name, "input": args}
+
+
+def assistant_message(
+    *,
+    uuid: str,
+    session_id: str,
+    parent_tool_use_id: str | None,
+    model: str,
+    content: list[JsonDict],
+    usage: JsonDict,
+) -> JsonDict:
+    """An ``assistant`` message; ``stop_reason`` is ``tool_use`` when every block is a tool use."""
+    stop_reason = (
+        "tool_use" if content and all(b.get("type") == "tool_use" for b in content) else None
+    )
+    return {
+        "type": "assistant",
+        "uuid": uuid,
+        "session_id": session_id,
+        "parent_tool_use_id": parent_tool_use_id,
+        "message": {
+            "id": uuid,
+            "type": "message",
+            "role": "assistant",
+            "model": model,
+            "content": content,
+            "stop_reason": stop_reason,
+            "usage": usage,
+        },
+    }
+
+
+def tool_result_block(tool_use_id: str, is_error: bool, content: str | None) -> JsonDict:
+    """A ``tool_result`` block; ``content`` omitted when semantic selection found nothing."""
+    block: JsonDict = {"type": "tool_result", "tool_use_id": tool_use_id, "is_error": is_error}
+    if content is not None:
+        block["content"] = content
+    return block
+
+
+def user_message(
+    *, uuid: str, session_id: str, parent_tool_use_id: str | None, content: list[JsonDict]
+) -> JsonDict:
+    """A ``user`` message: a tool result (one block) or an echo (at most one text block)."""
+    return {
+        "type": "user",
+        "uuid": uuid,
+        "session_id": session_id,
+        "parent_tool_use_id": parent_tool_use_id,
+        "message": {"role": "user", "content": content},
+    }
+
+
+def result_success(
+    *,
+    uuid: str,
+    session_id: str,
+    duration_ms: int,
+    duration_api_ms: int,
+    num_turns: int,
+    result: str,
+    usage: JsonDict,
+    permission_denials: list[JsonDict],
+    stats: JsonDict | None = None,
+) -> JsonDict:
+    """The terminal ``result`` of a successful turn (``stats`` in JSON mode only)."""
+    message: JsonDict = {
+        "type": "result",
+        "subtype": "success",
+        "uuid": uuid,
+        "session_id": session_id,
+        "is_error": False,
+        "duration_ms": duration_ms,
+        "duration_api_ms": duration_api_ms,
+        "num_turns": num_turns,
+        "result": result,
+        "usage": usage,
+        "permission_denials": permission_denials,
+    }
+    if stats is not None:
+        message["stats"] = stats
+    return message
+
+
+def result_error(
+    *,
+    uuid: str,
+    session_id: str,
+    duration_ms: int,
+    duration_api_ms: int,
+    num_turns: int,
+    usage: JsonDict,
+    permission_denials: list[JsonDict],
+    message: str,
+    subtype: str = "error_during_execution",
+    stats: JsonDict | None = None,
+) -> JsonDict:
+    """The terminal ``result`` of a failed turn: no ``result`` field, ``error.message`` instead."""
+    out: JsonDict = {
+        "type": "result",
+        "subtype": subtype,
+        "uuid": uuid,
+        "session_id": session_id,
+        "is_error": True,
+        "duration_ms": duration_ms,
+        "duration_api_ms": duration_api_ms,
+        "num_turns": num_turns,
+        "usage": usage,
+        "permission_denials": permission_denials,
+    }
+    if stats is not None:
+        out["stats"] = stats
+    out["error"] = {"message": message}
+    return out
+
+
+def stream_event(
+    *, uuid: str, session_id: str, parent_tool_use_id: str | None, event: JsonDict
+) -> JsonDict:
+    """A ``stream_event`` (partial message or progress) wrapping ``event``."""
+    return {
+        "type": "stream_event",
+        "uuid": uuid,
+        "session_id": session_id,
+        "parent_tool_use_id": parent_tool_use_id,
+        "event": event,
+    }
+
+
+def control_request(request_id: str, request: JsonDict) -> JsonDict:
+    """A ``control_request`` in either direction."""
+    return {"type": "control_request", "request_id": request_id, "request": request}
+
+
+def control_success(request_id: str, response: JsonDict | None = None) -> JsonDict:
+    """A successful ``control_response``."""
+    body: JsonDict = {"subtype": "success", "request_id": request_id}
+    if response is not None:
+        body["response"] = response
+    return {"type": "control_response", "response": body}
+
+
+def control_error(request_id: str, error: str) -> JsonDict:
+    """A failed ``control_response`` carrying the error text."""
+    return {
+        "type": "control_response",
+        "response": {"subtype": "error", "request_id": request_id, "error": error},
+    }

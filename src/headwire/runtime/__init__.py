@@ -1,0 +1,1 @@
+"""The agent runtime: model loop, models, tools, artifacts, recording and permissions (does I/O)."""

@@ -1,0 +1,1 @@
+"""Built-in scripts of the scripted model."""

@@ -1,0 +1,1 @@
+"""Model providers: the OpenAI-compatible streaming client and the scripted offline model."""

@@ -1,0 +1,65 @@
+"""Where headwire keeps a user's data: artifacts (full tool outputs) and session recordings.
+
+Layout under the data directory (``$HEADWIRE_HOME``, else ``~/.headwire``)::
+
+    tmp/<sha256 of the project path>/<tool>_<12 hex>.output      producer artifacts (0600)
+    projects/<project path with / as ->/chats/<session id>.jsonl  canonical recordings (0600)
+
+Every directory is created 0700 and every file 0600: tool output and transcripts may hold
+secrets.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import secrets
+from collections.abc import Mapping
+from pathlib import Path
+
+
+def data_dir(env: Mapping[str, str] | None = None) -> Path:
+    """The user's headwire data directory."""
+    env = os.environ if env is None else env
+    override = env.get("HEADWIRE_HOME")
+    if override:
+        return Path(override)
+    return Path(env.get("HOME") or Path.home()) / ".headwire"
+
+
+def private_dir(path: Path) -> Path:
+    """Create ``path`` (and parents) with mode 0700 and return it."""
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return path
+
+
+def project_hash(cwd: Path) -> str:
+    """Stable id of a project directory (SHA-256 of its absolute path)."""
+    return hashlib.sha256(str(cwd.resolve()).encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def project_slug(cwd: Path) -> str:
+    """A readable folder name for a project: its absolute path with separators as dashes."""
+    return str(cwd.resolve()).replace(os.sep, "-").replace(".", "-")
+
+
+class ArtifactStore:
+    """Saves full tool outputs byte for byte into private files (an ``ArtifactSink``)."""
+
+    def __init__(self, root: Path, cwd: Path) -> None:
+        self.directory = root / "tmp" / project_hash(cwd)
+
+    def save(self, tool_name: str, data: bytes) -> Path:
+        """Write ``data`` to a new 0600 file and return its absolute path."""
+        private_dir(self.directory)
+        safe = "".join(c if c.isalnum() or c in "_-" else "_" for c in tool_name)[:64]
+        path = self.directory / f"{safe}_{secrets.token_hex(6)}.output"
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        return path
+
+
+def chats_dir(root: Path, cwd: Path) -> Path:
+    """The folder holding a project's session recordings."""
+    return root / "projects" / project_slug(cwd) / "chats"

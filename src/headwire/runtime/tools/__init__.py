@@ -1,0 +1,1 @@
+"""Built-in tools with Qwen Code's names and argument schemas."""

@@ -1,0 +1,79 @@
+"""The tool interface the agent loop runs.
+
+A tool returns a :class:`ToolOutcome` with two different texts: ``llm_text``, what the model is
+told (the runtime bounds it under the model budget and points at the artifact), and
+``display``, the semantic display string that headless wires show after projection.  Neither is
+ever projected here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+ToolKind = Literal["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "other"]
+"""ACP tool kinds; ``edit`` and ``execute`` need approval in the ``default`` mode."""
+
+ApprovalMode = Literal["default", "plan", "auto-edit", "yolo"]
+
+
+class ArtifactSink(Protocol):
+    """Where a tool saves its full output (a private file, mode 0600)."""
+
+    def save(self, tool_name: str, data: bytes) -> Path:
+        """Write ``data`` to a new artifact file and return its path."""
+        ...
+
+
+@dataclass(slots=True)
+class ToolContext:
+    """What a running tool may use: the workspace, the artifact store and cancellation."""
+
+    cwd: Path
+    artifacts: ArtifactSink
+    cancelled: asyncio.Event = field(default_factory=asyncio.Event)
+    timeout_s: float | None = None
+    workspace_dirs: tuple[Path, ...] = ()
+
+
+@dataclass(slots=True)
+class ToolOutcome:
+    """The result of one tool call.
+
+    ``llm_text``: full model-facing text.  ``display``: the semantic display string (``None``
+    when the tool has none; the wire then falls back to the model text).  ``error``: a short
+    error message when the call failed; ``error_type`` one of ``execution_failed``,
+    ``execution_denied``, ``invalid_tool_params``, ``tool_not_registered``, ``timeout``,
+    ``cancelled``.  ``artifact``: the file holding the full output, when one was written.
+    """
+
+    llm_text: str
+    display: str | None = None
+    error: str | None = None
+    error_type: str | None = None
+    artifact: Path | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class Tool(Protocol):
+    """A built-in or MCP tool."""
+
+    name: str
+    display_name: str
+    description: str
+    parameters: dict[str, Any]
+    kind: ToolKind
+
+    def validate(self, args: dict[str, Any]) -> str | None:
+        """Return an error message when ``args`` do not fit the schema, else ``None``."""
+        ...
+
+    def needs_approval(self, args: dict[str, Any], mode: ApprovalMode) -> bool:
+        """Whether running this call under ``mode`` needs the user's approval."""
+        ...
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutcome:
+        """Run the call; raise nothing for ordinary failures (return an outcome with ``error``)."""
+        ...

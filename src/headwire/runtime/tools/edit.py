@@ -1,0 +1,230 @@
+"""``edit``: replace an exact literal string in a file (or create a file with ``old_string=""``).
+
+Messages follow Qwen Code 0.24.4 (``Failed to edit, 0 occurrences found for old_string in
+P. ...``, ``Found N occurrences ... but replace_all was not enabled.``, ...); every refusal is
+a tool error (``execution_failed``, upstream's finer type in ``extra["upstream_error_type"]``)
+whose model text is upstream's raw message and whose display is ``Error: <short message>``.
+Success tells the model ``The file: P has been updated.`` plus a snippet of the edited region
+(4 lines of context), like upstream.  Line endings (CRLF) and a UTF-8 BOM are preserved.
+Upstream's "read before edit" enforcement is not implemented.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from headwire.runtime.tools.base import ApprovalMode, ToolContext, ToolKind, ToolOutcome
+from headwire.runtime.tools.paths import (
+    PathDenied,
+    approval_needed,
+    check_args,
+    denied_outcome,
+    failure,
+    resolve_in_workspace,
+)
+from headwire.runtime.tools.read_file import looks_binary
+from headwire.runtime.tools.write_file import unified_diff, write_bytes, write_error
+
+SNIPPET_CONTEXT = 4
+SNIPPET_MAX_LINES = 1_000
+MAX_EDIT_BYTES = 32 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class _Original:
+    text: str | None  # None: the file does not exist
+    bom: bool = False
+    crlf: bool = False
+
+
+class EditRefusal(Exception):
+    """Why an edit cannot be applied: upstream's raw and display messages and type."""
+
+    def __init__(self, raw: str, short: str, kind: str) -> None:
+        super().__init__(raw)
+        self.raw, self.short, self.kind = raw, short, kind
+
+
+def _load(path: Path, raw: str) -> _Original:
+    try:
+        data = path.read_bytes() if path.stat().st_size <= MAX_EDIT_BYTES else None
+    except FileNotFoundError:
+        return _Original(None)
+    if data is None:
+        raise EditRefusal(f"File is too large to edit: {raw}", "File is too large to edit.",
+                          "file_too_large")  # fmt: skip
+    if looks_binary(data[:4096]):
+        raise EditRefusal(f"Cannot edit binary file: {raw}", "Cannot edit a binary file.",
+                          "read_content_failure")  # fmt: skip
+    bom = data.startswith(codecs.BOM_UTF8)
+    try:
+        text = data.decode("utf-8-sig" if bom else "utf-8")
+    except UnicodeDecodeError as exc:
+        raise EditRefusal(f"Failed to read content of existing file (not UTF-8): {raw}",
+                          "Failed to read content of file.", "read_content_failure") from exc  # fmt: skip
+    crlf = "\r\n" in text
+    return _Original(text.replace("\r\n", "\n"), bom, crlf)
+
+
+def plan_edit(original: str | None, old: str, new: str, replace_all: bool, raw: str) -> str:
+    """The new content, or :class:`EditRefusal` with upstream's reason."""
+    if original is None:
+        if old == "":
+            return new
+        raise EditRefusal(f"File not found: {raw}", "File not found. Cannot apply edit. Use an "
+                          "empty old_string to create a new file.", "file_not_found")  # fmt: skip
+    if old == "":
+        raise EditRefusal(f"File already exists, cannot create: {raw}",
+                          "Failed to edit. Attempted to create a file that already exists.",
+                          "attempt_to_create_existing_file")  # fmt: skip
+    count = original.count(old)
+    if count == 0:
+        raise EditRefusal(
+            f"Failed to edit, 0 occurrences found for old_string in {raw}. No edits made. The "
+            "exact text in old_string was not found. Ensure you're not escaping content "
+            "incorrectly and check whitespace, indentation, and context. Use read_file tool to "
+            "verify.", "Failed to edit, could not find the string to replace.",
+            "edit_no_occurrence_found")  # fmt: skip
+    if count > 1 and not replace_all:
+        raise EditRefusal(
+            f"Failed to edit. Found {count} occurrences for old_string in {raw} but replace_all "
+            "was not enabled.", "Failed to edit because the text matches multiple locations. "
+            "Provide more context or set replace_all to true.",
+            "edit_expected_occurrence_mismatch")  # fmt: skip
+    if old == new:
+        raise EditRefusal(
+            f"No changes to apply. The old_string and new_string are identical in file: {raw}",
+            "No changes to apply. The old_string and new_string are identical.", "edit_no_change")
+    updated = original.replace(old, new) if replace_all else original.replace(old, new, 1)
+    if updated == original:
+        raise EditRefusal(
+            f"No changes to apply. The new content is identical to the current content in file: {raw}",
+            "No changes to apply. The new content is identical to the current content.",
+            "edit_no_change")  # fmt: skip
+    return updated
+
+
+def edit_snippet(old: str | None, new: str) -> str | None:
+    """Upstream's snippet of the changed region with context, or ``None``."""
+    new_lines = new.split("\n")
+    total = len(new_lines)
+    if old is None:
+        start, end, body = 1, total, new
+    else:
+        if old == new or not new:
+            return None
+        old_lines = old.split("\n")
+        first = 0
+        limit = min(len(old_lines), total)
+        while first < limit and old_lines[first] == new_lines[first]:
+            first += 1
+        old_end, new_end = len(old_lines) - 1, total - 1
+        while old_end >= first and new_end >= first and old_lines[old_end] == new_lines[new_end]:
+            old_end, new_end = old_end - 1, new_end - 1
+        change_start, change_end = first + 1, new_end + 1
+        if change_end - change_start > SNIPPET_MAX_LINES:
+            return None
+        start = max(1, change_start - SNIPPET_CONTEXT)
+        end = min(total, change_end + SNIPPET_CONTEXT)
+        body = "\n".join(new_lines[start - 1 : end])
+    return f"Showing lines {start}-{end} of {total} from the edited file:\n\n---\n\n{body}"
+
+
+class EditTool:
+    """Replace text in a file."""
+
+    name: str = "edit"
+    display_name: str = "Edit"
+    description: str = (
+        "Replaces text within a file. By default replaces a single occurrence; set "
+        "`replace_all` to replace every occurrence of `old_string`. Read the file first.\n\n"
+        "1. `file_path` MUST be an absolute path.\n"
+        "2. `old_string` MUST be the exact literal text to replace (whitespace, indentation and "
+        "newlines included); for a single replacement it must match exactly one location, so "
+        "include a few lines of context.\n"
+        "3. `new_string` is the exact literal replacement.\n"
+        "4. Never escape `old_string` or `new_string`.\n"
+        "An empty `old_string` creates a new file with `new_string` as its content."
+    )
+    parameters: dict[str, Any] = {  # noqa: RUF012
+        "properties": {
+            "file_path": {"description": "The absolute path to the file to modify. Must start with '/'.",
+                          "type": "string"},
+            "old_string": {
+                "description": ("The exact literal text to replace, unescaped. For a single "
+                                "replacement include enough context to match exactly once."),
+                "type": "string",
+            },
+            "new_string": {
+                "description": "The exact literal text to replace `old_string` with, unescaped.",
+                "type": "string",
+            },
+            "replace_all": {"type": "boolean",
+                            "description": "Replace all occurrences of old_string (default false)."},
+        },
+        "required": ["file_path", "old_string", "new_string"],
+        "type": "object",
+    }  # fmt: skip
+    kind: ToolKind = "edit"
+
+    def validate(self, args: dict[str, Any]) -> str | None:
+        """Schema check plus upstream's path rules."""
+        problem = check_args(self.parameters, args)
+        if problem:
+            return problem
+        file_path = args["file_path"].strip()
+        args["file_path"] = file_path
+        if not file_path:
+            return "The 'file_path' parameter must be non-empty."
+        if not os.path.isabs(file_path):
+            return f"File path must be absolute: {file_path}"
+        return None
+
+    def needs_approval(self, args: dict[str, Any], mode: ApprovalMode) -> bool:
+        """Asks in ``default`` and ``plan`` (where the runtime denies)."""
+        return approval_needed(self.kind, mode)
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutcome:
+        """Apply the edit (in a worker thread)."""
+        raw: str = args["file_path"]
+        try:
+            path = resolve_in_workspace(raw, ctx)
+        except PathDenied as exc:
+            return denied_outcome(exc)
+        return await asyncio.to_thread(self._edit, raw, path, args)
+
+    @staticmethod
+    def _edit(raw: str, path: Path, args: dict[str, Any]) -> ToolOutcome:
+        old = str(args["old_string"]).replace("\r\n", "\n")
+        new = str(args["new_string"]).replace("\r\n", "\n")
+        try:
+            if path.is_dir():
+                raise EditRefusal(f"Target is a directory, not a file: {raw}",
+                                  "Target is a directory.", "target_is_directory")  # fmt: skip
+            original = _load(path, raw)
+            updated = plan_edit(original.text, old, new, bool(args.get("replace_all")), raw)
+        except EditRefusal as refusal:
+            return failure(refusal.raw, f"Error: {refusal.short}", refusal.raw, refusal.kind)
+        except OSError as exc:
+            message = f"Error preparing edit: {exc.strerror}"
+            return failure(message, message, message, "edit_preparation_failure")
+        stored = updated.replace("\n", "\r\n") if original.crlf else updated
+        try:
+            write_bytes(path, (codecs.BOM_UTF8 if original.bom else b"") + stored.encode("utf-8"))
+        except OSError as exc:
+            return write_error(raw, exc)
+        if original.text is None:
+            parts = [f"Created new file: {raw} with provided content."]
+        else:
+            parts = [f"The file: {raw} has been updated."]
+        snippet = edit_snippet(original.text, updated)
+        if snippet:
+            parts.append(snippet)
+        diff = unified_diff(path.name, original.text or "", updated, "Current", "Proposed")
+        extra = {"diff": diff, "path": str(path), "old_text": original.text, "new_text": updated}
+        return ToolOutcome(llm_text=" ".join(parts), display=None, extra=extra)

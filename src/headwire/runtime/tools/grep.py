@@ -1,0 +1,243 @@
+"""``grep_search``: search file contents with a regular expression (Python ``re``).
+
+Mirrors Qwen Code 0.24.4's ripgrep-backed tool: case-insensitive, hidden files and ignored
+files skipped, binary files (a NUL byte) skipped, ``glob`` filters like ``rg --glob`` (a
+pattern without ``/`` matches file names, ``!`` excludes).  The model text is
+``Found N matches for pattern "P" in the workspace directory:\\n---\\n/abs/file:LINE:text``
+(at most 1,000 lines and 25,000 characters, then ``[K lines truncated] ...``); the display
+is ``Found N matches``.  Work is bounded: files over 16 MiB are skipped, walks stop after
+200,000 entries or 512 MiB read (the result is then marked incomplete), and only the shown
+lines are kept.  A file is searched with one regex scan over its text, not line by line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from headwire.runtime.tools.base import ApprovalMode, ToolContext, ToolKind, ToolOutcome
+from headwire.runtime.tools.glob import WalkOptions, WalkStats, compile_glob, walk_files
+from headwire.runtime.tools.paths import (
+    INVALID,
+    PathDenied,
+    approval_needed,
+    check_args,
+    denied_outcome,
+    failure,
+    is_within,
+    resolve_in_workspace,
+    workspace_roots,
+)
+
+LINE_LIMIT = 1_000
+CHAR_LIMIT = 25_000
+MAX_FILE_BYTES = 16 * 1024 * 1024
+MAX_TOTAL_BYTES = 512 * 1024 * 1024
+INCOMPLETE_NOTICE = "Search did not complete: the results above may not include all matches."
+_JS_NAMED_GROUP = re.compile(r"\(\?<(?=[A-Za-z_])")
+
+
+def compile_pattern(pattern: str) -> re.Pattern[str]:
+    """Compile a (JavaScript/ripgrep-style) pattern case-insensitively, multi-line."""
+    return re.compile(_JS_NAMED_GROUP.sub("(?P<", pattern), re.IGNORECASE | re.MULTILINE)
+
+
+@dataclass(slots=True)
+class Matches:
+    """The first ``keep`` matching lines and the total count."""
+
+    keep: int
+    lines: list[str] = field(default_factory=list)
+    total: int = 0
+    bytes_read: int = 0
+    incomplete: bool = False
+
+    def add(self, path: str, line_no: int, line: str) -> None:
+        self.total += 1
+        if len(self.lines) < self.keep:
+            self.lines.append(f"{path}:{line_no}:{line[: CHAR_LIMIT + 16].rstrip(chr(13))}")
+
+
+def search_text(regex: re.Pattern[str], text: str, path: str, found: Matches) -> None:
+    """Record every line of ``text`` that ``regex`` matches (one scan, jumping line to line)."""
+    pos, newlines, counted_to, size = 0, 0, 0, len(text)
+    while pos < size:
+        match = regex.search(text, pos)
+        if match is None or (match.start() == size and text.endswith("\n")):
+            return
+        start = text.rfind("\n", 0, match.start()) + 1
+        end = text.find("\n", match.start())
+        end = size if end < 0 else end
+        if match.end() <= end or regex.search(text[start:end]):
+            newlines += text.count("\n", counted_to, start)
+            counted_to = start
+            found.add(path, newlines + 1, text[start:end])
+        pos = end + 1
+
+
+class _Filter:
+    """``rg --glob`` semantics for the ``glob`` parameter."""
+
+    def __init__(self, pattern: str | None) -> None:
+        self.negate = bool(pattern and pattern.startswith("!"))
+        body = (pattern or "")[1:] if self.negate else (pattern or "")
+        self.on_name = "/" not in body.strip("/")
+        self.regex = compile_glob(body.strip("/")) if body else None
+
+    def accepts(self, rel: str) -> bool:
+        if self.regex is None:
+            return True
+        subject = rel.rsplit("/", 1)[-1] if self.on_name else rel
+        return bool(self.regex.match(subject)) != self.negate
+
+
+def _search_file(path: str, regex: re.Pattern[str], found: Matches,
+                 roots: tuple[Path, ...]) -> None:  # fmt: skip
+    if os.path.islink(path) and not is_within(Path(os.path.realpath(path)), roots):
+        return
+    try:
+        if os.path.getsize(path) > MAX_FILE_BYTES:
+            return
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_FILE_BYTES + 1)
+    except OSError:
+        return
+    found.bytes_read += len(data)
+    if b"\0" in data:
+        return
+    search_text(regex, data.decode("utf-8", errors="replace"), path, found)
+
+
+def search(start: Path, root: Path, regex: re.Pattern[str], glob: str | None, found: Matches,
+           roots: tuple[Path, ...], should_stop: Callable[[], bool]) -> None:  # fmt: skip
+    """Search ``start`` (a file or a directory tree)."""
+    if start.is_file():
+        _search_file(str(start), regex, found, roots)
+        return
+    keep = _Filter(glob)
+    stats = WalkStats()
+    stop = lambda: should_stop() or found.bytes_read > MAX_TOTAL_BYTES  # noqa: E731
+    for entry, rel in walk_files(start, root, WalkOptions(skip_hidden=True), stats, stop):
+        if keep.accepts(rel):
+            _search_file(entry.path, regex, found, roots)
+    found.incomplete = found.incomplete or stats.incomplete
+
+
+def render(pattern: str, where: str, glob: str | None, found: Matches) -> ToolOutcome:
+    """Upstream's texts for a finished search."""
+    filter_text = f' (filter: "{glob}")' if glob else ""
+    if found.total == 0:
+        if found.incomplete:
+            return ToolOutcome(
+                llm_text=(f'Search did not complete for pattern "{pattern}" {where}{filter_text}. '
+                          "No valid matches were returned; do not treat this as no matches."),
+                display="Error: Search incomplete")  # fmt: skip
+        return ToolOutcome(llm_text=f'No matches found for pattern "{pattern}" {where}{filter_text}.',
+                           display="No matches found")  # fmt: skip
+    term = "match" if found.total == 1 else "matches"
+    parts: list[str] = []
+    length, included, cut = 0, 0, False
+    for line in found.lines:
+        sep = 1 if parts else 0
+        if length + sep + len(line) <= CHAR_LIMIT:
+            parts.append(line)
+            length += sep + len(line)
+            included += 1
+            continue
+        parts.append(line[: max(CHAR_LIMIT - length - sep, 10)] + "...")
+        cut = True
+        break
+    text = (f'Found {found.total} {term} for pattern "{pattern}" {where}{filter_text}:\n---\n'
+            + "\n".join(parts))  # fmt: skip
+    truncated = cut or found.total > len(found.lines)
+    if truncated:
+        omitted = found.total - included
+        text += f"\n---\n[{omitted} {'line' if omitted == 1 else 'lines'} truncated] ..."
+    if found.incomplete:
+        text += f"\n---\n[{INCOMPLETE_NOTICE}]"
+    tags = [tag for tag, on in (("truncated", truncated), ("incomplete", found.incomplete)) if on]
+    display = f"Found {found.total} {term}" + (f" ({', '.join(tags)})" if tags else "")
+    return ToolOutcome(llm_text=text.strip(), display=display)
+
+
+class GrepTool:
+    """Search file contents."""
+
+    name: str = "grep_search"
+    display_name: str = "Grep"
+    description: str = (
+        "A powerful content search tool.\n\n"
+        "- Use it for every content search instead of running grep or rg in the shell.\n"
+        '- Full regular expression syntax (e.g. "log.*Error", "function\\s+\\w+"), '
+        "case-insensitive.\n"
+        '- Filter files with the glob parameter (e.g. "*.js", "**/*.tsx").\n'
+        "- Output lines look like path:line:text."
+    )
+    parameters: dict[str, Any] = {  # noqa: RUF012
+        "properties": {
+            "pattern": {"type": "string",
+                        "description": "The regular expression pattern to search for in file contents"},
+            "glob": {"type": "string",
+                     "description": 'Glob pattern to filter files (e.g. "*.js", "*.{ts,tsx}")'},
+            "path": {"type": "string",
+                     "description": "File or directory to search in. Defaults to the current working directory."},
+            "limit": {"type": "integer", "minimum": 1,
+                      "description": ("Limit output to the first N matching lines. Optional - shows "
+                                      "all matches if not specified.")},
+        },
+        "required": ["pattern"],
+        "type": "object",
+    }  # fmt: skip
+    kind: ToolKind = "search"
+
+    def validate(self, args: dict[str, Any]) -> str | None:
+        """Schema check plus a compilable pattern."""
+        problem = check_args(self.parameters, args)
+        if problem:
+            return problem
+        try:
+            compile_pattern(args["pattern"])
+        except re.error as exc:
+            return f"Invalid regular expression pattern: {args['pattern']}. Error: {exc}"
+        return None
+
+    def needs_approval(self, args: dict[str, Any], mode: ApprovalMode) -> bool:
+        """Searches never ask."""
+        return approval_needed(self.kind, mode)
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutcome:
+        """Search ``path`` or every workspace root (in a worker thread)."""
+        pattern: str = args["pattern"]
+        glob: str | None = args.get("glob") or None
+        raw_path: str | None = args.get("path") or None
+        roots = workspace_roots(ctx)
+        if raw_path:
+            try:
+                start = resolve_in_workspace(raw_path.strip(), ctx)
+            except PathDenied as exc:
+                return denied_outcome(exc)
+            if not start.exists():
+                message = f"Path does not exist: {start}"
+                return failure(message, f"Error: {message}", message, INVALID, INVALID)
+            starts, where = [start], f'in path "{raw_path}"'
+        else:
+            starts = list(roots)
+            where = (f"across {len(roots)} workspace directories" if len(roots) > 1
+                     else "in the workspace directory")  # fmt: skip
+        limit = args.get("limit")
+        found = Matches(keep=min(LINE_LIMIT, limit) if isinstance(limit, int) else LINE_LIMIT)
+        regex = compile_pattern(pattern)
+        for start in starts:
+            root = next((r for r in roots if is_within(start, (r,))), start)
+            await asyncio.to_thread(search, start, root, regex, glob, found, roots,
+                                    ctx.cancelled.is_set)  # fmt: skip
+        if ctx.cancelled.is_set():
+            message = "Search was cancelled."
+            return ToolOutcome(llm_text=message, display=message, error=message,
+                               error_type="cancelled")  # fmt: skip
+        return render(pattern, where, glob, found)

@@ -1,0 +1,192 @@
+"""Shared helpers for the built-in tools: workspace confinement, argument checks, approvals.
+
+Every file tool resolves the path it was given with :func:`resolve_in_workspace`: ``~`` is
+expanded, relative paths are joined to the working directory, symlinks are resolved (also for
+a missing tail, so a dangling link pointing outside is caught) and the result must lie inside
+one of the workspace roots (``ctx.cwd`` plus ``ctx.workspace_dirs``, themselves resolved).
+Anything else raises :class:`PathDenied` with ``"Path is outside the workspace: ..."``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from headwire.runtime.tools.base import ApprovalMode, ToolContext, ToolKind, ToolOutcome
+
+DENIED = "execution_denied"
+INVALID = "invalid_tool_params"
+FAILED = "execution_failed"
+
+
+class PathDenied(Exception):
+    """A path argument resolved outside the workspace."""
+
+    def __init__(self, message: str, error_type: str = DENIED) -> None:
+        super().__init__(message)
+        self.message = message
+        self.error_type = error_type
+
+
+def workspace_roots(ctx: ToolContext) -> tuple[Path, ...]:
+    """The resolved workspace roots: ``ctx.cwd`` first, then ``ctx.workspace_dirs``."""
+    roots: list[Path] = []
+    for raw in (ctx.cwd, *ctx.workspace_dirs):
+        real = Path(os.path.realpath(os.path.expanduser(str(raw))))
+        if real not in roots:
+            roots.append(real)
+    return tuple(roots)
+
+
+def artifact_root(ctx: ToolContext) -> Path | None:
+    """The artifact directory, when the sink exposes one as ``directory`` (read-only access)."""
+    directory = getattr(ctx.artifacts, "directory", None)
+    if isinstance(directory, (str, Path)):
+        return Path(os.path.realpath(str(directory)))
+    return None
+
+
+def is_within(path: Path, roots: tuple[Path, ...]) -> bool:
+    """Whether the (already resolved) ``path`` is one of ``roots`` or below one."""
+    return any(path == root or path.is_relative_to(root) for root in roots)
+
+
+def resolve_in_workspace(raw: str, ctx: ToolContext, *, allow_artifacts: bool = False) -> Path:
+    """Resolve ``raw`` (symlinks included) and require it inside the workspace.
+
+    ``allow_artifacts`` also admits the artifact directory (so the model can read a saved
+    tool output with ``read_file``).  Raises :class:`PathDenied`.
+    """
+    expanded = os.path.expanduser(raw)
+    joined = expanded if os.path.isabs(expanded) else os.path.join(str(ctx.cwd), expanded)
+    real = Path(os.path.realpath(joined))
+    roots = workspace_roots(ctx)
+    if allow_artifacts:
+        extra = artifact_root(ctx)
+        if extra is not None:
+            roots = (*roots, extra)
+    if not is_within(real, roots):
+        listed = ", ".join(str(root) for root in workspace_roots(ctx))
+        raise PathDenied(f"Path is outside the workspace: {raw} (workspace directories: {listed})")
+    return real
+
+
+def display_path(path: str | Path, ctx: ToolContext) -> str:
+    """``path`` relative to the working directory, with forward slashes (upstream's display)."""
+    try:
+        rel = os.path.relpath(str(path), str(ctx.cwd))
+    except ValueError:
+        return str(path)
+    return rel.replace(os.sep, "/")
+
+
+def denied_outcome(exc: PathDenied) -> ToolOutcome:
+    """The outcome for a path that left the workspace."""
+    return ToolOutcome(llm_text=exc.message, display=f"Error: {exc.message}", error=exc.message,
+                       error_type=exc.error_type)  # fmt: skip
+
+
+def failure(llm_text: str, display: str | None, error: str, kind: str,
+            error_type: str = FAILED) -> ToolOutcome:  # fmt: skip
+    """A failed outcome; ``kind`` keeps upstream's finer error type in ``extra``."""
+    return ToolOutcome(llm_text=llm_text, display=display, error=error, error_type=error_type,
+                       extra={"upstream_error_type": kind})  # fmt: skip
+
+
+def approval_needed(kind: ToolKind, mode: ApprovalMode) -> bool:
+    """Upstream's default per-kind approval: reads never ask, edits ask in default and plan.
+
+    ``execute`` asks in every mode but ``yolo``.  In ``plan`` mode the runtime denies what
+    asks, so returning ``True`` there for edits is what makes plan mode read-only.
+    """
+    if kind in ("read", "search", "think"):
+        return False
+    if kind in ("edit", "delete", "move"):
+        return mode in ("default", "plan")
+    return mode != "yolo"
+
+
+# ----------------------------------------------------------------------------------------------
+# Argument checks against a tool's JSON schema (the subset the built-in schemas use).
+# Messages follow ajv's ``errorsText`` with ``dataVar: "params"``; like upstream, the obvious
+# coercions ("true" -> True, "12" -> 12, 12.0 -> 12) are applied in place before giving up.
+
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "boolean": (bool,),
+    "integer": (int,),
+    "number": (int, float),
+    "array": (list,),
+    "object": (dict,),
+}
+
+
+def _fits(value: Any, type_name: str) -> bool:
+    if type_name == "null":
+        return value is None
+    if type_name in ("integer", "number") and isinstance(value, bool):
+        return False
+    return isinstance(value, _JSON_TYPES.get(type_name, (object,)))
+
+
+def _coerce(value: Any, types: list[str]) -> Any:
+    """A value of one of ``types`` equal to ``value``, or ``value`` itself."""
+    if "boolean" in types and isinstance(value, str) and value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    if "integer" in types:
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+            return int(value.strip())
+    if "number" in types and isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return value
+    return value
+
+
+def _check_value(schema: dict[str, Any], value: Any, where: str) -> str | None:
+    raw_type = schema.get("type")
+    types = [raw_type] if isinstance(raw_type, str) else list(raw_type or [])
+    if types and not any(_fits(value, t) for t in types):
+        return f"{where} must be {','.join(types)}"
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if "minimum" in schema and value < schema["minimum"]:
+            return f"{where} must be >= {schema['minimum']}"
+        if "maximum" in schema and value > schema["maximum"]:
+            return f"{where} must be <= {schema['maximum']}"
+    if isinstance(value, list) and isinstance(schema.get("items"), dict):
+        for index, item in enumerate(value):
+            problem = _check_value(schema["items"], item, f"{where}/{index}")
+            if problem:
+                return problem
+    if isinstance(value, dict) and "properties" in schema:
+        return _check_object(schema, value, where)
+    return None
+
+
+def _check_object(schema: dict[str, Any], args: dict[str, Any], where: str) -> str | None:
+    for key in schema.get("required", []):
+        if key not in args:
+            return f"{where} must have required property '{key}'"
+    props: dict[str, Any] = schema.get("properties", {})
+    for key, sub in props.items():
+        if key not in args:
+            continue
+        raw_type = sub.get("type")
+        types = [raw_type] if isinstance(raw_type, str) else list(raw_type or [])
+        if types and not any(_fits(args[key], t) for t in types):
+            args[key] = _coerce(args[key], types)
+        problem = _check_value(sub, args[key], f"{where}/{key}")
+        if problem:
+            return problem
+    return None
+
+
+def check_args(schema: dict[str, Any], args: Any) -> str | None:
+    """Check ``args`` against ``schema`` (coercing in place); an ajv-like message or ``None``."""
+    if not isinstance(args, dict):
+        return "Value of params must be an object"
+    return _check_object(schema, args, "params")

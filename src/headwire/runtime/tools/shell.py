@@ -1,0 +1,561 @@
+"""``run_shell_command``: run a command with ``bash -c`` in its own process group.
+
+The child gets ``/dev/null`` as stdin and one pipe for stdout and stderr together.  Output is
+read in 64 KiB chunks from an event-loop reader (never blocking the loop) and kept as raw
+bytes up to 64 MiB (upstream's capture cap; the excess is counted and reported, not kept).
+Cancellation (``ctx.cancelled``) and the timeout send SIGTERM to the whole group, then SIGKILL
+after a grace period.
+
+Texts follow Qwen Code 0.24.4: the model sees ``Command: ...\\nDirectory: ...\\nOutput: ...``
+(or the timeout/cancel sentences); the display is the output itself.  When the model text
+exceeds 30,000 characters the command's full raw output is saved byte-exact as an artifact,
+the model gets upstream's "Tool output was too large..." envelope around a head/tail preview,
+and the display gains upstream's footer ``"\\nOutput too long and was saved to: PATH"``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import os
+import re
+import secrets
+import shlex
+import shutil
+import signal
+import subprocess
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from headwire.runtime.tools.base import ApprovalMode, ToolContext, ToolKind, ToolOutcome
+from headwire.runtime.tools.paths import (
+    FAILED,
+    PathDenied,
+    approval_needed,
+    check_args,
+    resolve_in_workspace,
+)
+
+DEFAULT_TIMEOUT_MS = 120_000
+MAX_TIMEOUT_MS = 600_000
+OUTPUT_THRESHOLD = 30_000
+PREVIEW_CHARS = 4_000
+MAX_CAPTURE_BYTES = 64 * 1024 * 1024
+READ_CHUNK = 256 * 1024
+PIPE_SIZE = 1024 * 1024
+EOF_GRACE_S = 0.2
+TRUNCATION_MARKER = "\n\n---\n... [CONTENT TRUNCATED] ...\n---\n\n"
+SAVED_FOOTER = "Output too long and was saved to: "
+
+_ANSI = re.compile(
+    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"  # CSI
+    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)"  # OSC
+    r"|\x1b[@-Z\\-_]"  # two-byte escapes
+)
+_READ_ONLY_COMMANDS = frozenset({
+    "basename", "cat", "dirname", "du", "echo", "grep", "head", "id", "ls", "pwd", "realpath",
+    "stat", "tail", "true", "uname", "wc", "which", "whoami",
+})  # fmt: skip
+_SHELL_SYNTAX = re.compile(r"[;&|<>`$(){}\n\r\\]")
+_EXIT_ONE_OK = frozenset({"grep", "rg", "diff", "test", "[", "[["})
+
+Reason = Literal["exit", "timeout", "cancelled"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Model-facing truncation (upstream's envelope and head/tail preview).
+
+
+def head_tail_preview(content: str, budget: int = PREVIEW_CHARS) -> str:
+    """About ``budget`` characters of ``content``: the first fifth of the lines and the rest
+    from the end, each side capped (a fifth / the remainder of the budget), cut lines marked
+    with ``...`` and the two sides joined by the ``[CONTENT TRUNCATED]`` marker.
+
+    Works with ``find``/``rfind`` from both ends, so a huge ``content`` is never split.
+    """
+    marker = TRUNCATION_MARKER if budget > len(TRUNCATION_MARKER) else ""
+    content_budget = budget - len(marker)
+    line_count = content.count("\n") + 1
+    head_count = max(line_count // 5, 1)
+    head_budget = content_budget // 5
+    head: list[str] = []
+    used, pos = 0, 0
+    for _ in range(min(head_count, line_count)):
+        remaining = head_budget - used
+        if remaining <= 0:
+            break
+        end = content.find("\n", pos)
+        end = len(content) if end < 0 else end
+        if end - pos + 1 > remaining:
+            if remaining >= 3:
+                head.append(content[pos : pos + remaining - 3] + "...")
+            used = head_budget
+            break
+        head.append(content[pos:end])
+        used += end - pos + 1
+        pos = end + 1
+    tail_budget = max(content_budget - used, 0)
+    tail: list[str] = []
+    tail_used, end, index = 0, len(content), line_count - 1
+    tail_first = max(head_count, len(head))
+    while index >= tail_first:
+        remaining = tail_budget - tail_used
+        if remaining <= 0:
+            break
+        start = content.rfind("\n", 0, end) + 1
+        if end - start + 1 > remaining:
+            if remaining >= 3:
+                keep = remaining - 3
+                tail.append("..." + (content[end - keep : end] if keep > 0 else ""))
+            break
+        tail.append(content[start:end])
+        tail_used += end - start + 1
+        end, index = start - 1, index - 1
+    tail.reverse()
+    return "\n".join(head) + marker + "\n".join(tail)
+
+
+def truncated_envelope(content: str, saved_to: Path, budget: int = PREVIEW_CHARS) -> str:
+    """Upstream's model text for an output saved to ``saved_to``."""
+    return (
+        "Tool output was too large and has been truncated.\n"
+        f"The full output has been saved to: {saved_to}\n"
+        "To read the complete output, use the read_file tool with the absolute file path "
+        "above.\nThe truncated output below shows the beginning and end of the content. The "
+        "marker '... [CONTENT TRUNCATED] ...' indicates where content was removed.\n\n"
+        f"Truncated part of the output:\n{head_tail_preview(content, budget)}"
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Running the process.
+
+
+@dataclass(slots=True)
+class _Capture:
+    """The first ``limit`` bytes of the output, plus the total count."""
+
+    limit: int
+    chunks: list[bytes] = field(default_factory=list)
+    kept: int = 0
+    total: int = 0
+
+    def add(self, data: bytes) -> None:
+        self.total += len(data)
+        room = self.limit - self.kept
+        if room > 0:
+            piece = data if len(data) <= room else data[:room]
+            self.chunks.append(piece)
+            self.kept += len(piece)
+
+
+class _Pump:
+    """Reads a non-blocking pipe from the event loop into a :class:`_Capture`."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, fd: int, capture: _Capture) -> None:
+        self.loop, self.fd, self.capture = loop, fd, capture
+        self.eof: asyncio.Future[None] = loop.create_future()
+        os.set_blocking(fd, False)
+        with contextlib.suppress(AttributeError, OSError):  # Linux: fewer, larger reads
+            fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_SIZE)
+        loop.add_reader(fd, self._on_readable)
+
+    def _on_readable(self, rounds: int = 16) -> None:
+        for _ in range(rounds):
+            if self.eof.done():
+                return
+            try:
+                chunk = os.read(self.fd, READ_CHUNK)
+            except BlockingIOError:
+                return
+            except OSError:
+                chunk = b""
+            if not chunk:
+                self.close()
+                return
+            self.capture.add(chunk)
+
+    def drain(self) -> None:
+        """Take whatever is already buffered in the pipe."""
+        self._on_readable(rounds=self.capture.limit // READ_CHUNK + 16)
+
+    def close(self) -> None:
+        if not self.eof.done():
+            self.loop.remove_reader(self.fd)
+            self.eof.set_result(None)
+
+
+def _signal_group(pgid: int, signum: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signum)
+
+
+async def _wait_exit(proc: subprocess.Popen[bytes]) -> int:
+    """Wait for the child to exit (not for its pipe to close) and reap it."""
+    loop = asyncio.get_running_loop()
+    try:
+        pidfd = os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):
+        while proc.poll() is None:
+            await asyncio.sleep(0.02)
+        return proc.returncode
+    ready: asyncio.Future[None] = loop.create_future()
+
+    def on_exit() -> None:
+        if not ready.done():
+            ready.set_result(None)
+
+    loop.add_reader(pidfd, on_exit)
+    try:
+        await ready
+    finally:
+        loop.remove_reader(pidfd)
+        os.close(pidfd)
+    return proc.wait()
+
+
+async def _wait_cancelled(event: asyncio.Event) -> None:
+    """``event.wait()``, or polling when the event is bound to another loop."""
+    try:
+        await event.wait()
+    except RuntimeError:
+        while not event.is_set():
+            await asyncio.sleep(0.05)
+
+
+def _reap_later(proc: subprocess.Popen[bytes]) -> None:
+    threading.Thread(target=proc.wait, name="headwire-reap", daemon=True).start()
+
+
+@dataclass(slots=True)
+class RunResult:
+    """What a foreground run produced."""
+
+    data: bytes
+    total_bytes: int
+    returncode: int | None
+    reason: Reason
+    spawn_error: str | None = None
+
+
+def _shell() -> list[str]:
+    bash = shutil.which("bash")
+    return [bash, "-c"] if bash else ["/bin/sh", "-c"]
+
+
+def _child_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PAGER"] = "cat"
+    return env
+
+
+async def run_process(command: str, cwd: Path, timeout_s: float | None,
+                      cancelled: asyncio.Event, kill_grace_s: float) -> RunResult:  # fmt: skip
+    """Run ``command``; stop it (whole process group) on timeout or cancellation."""
+    loop = asyncio.get_running_loop()
+    try:
+        proc = subprocess.Popen(
+            [*_shell(), command], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, cwd=cwd, env=_child_env(), start_new_session=True,
+        )  # fmt: skip
+    except OSError as exc:
+        return RunResult(b"", 0, 1, "exit", spawn_error=str(exc))
+    assert proc.stdout is not None
+    capture = _Capture(MAX_CAPTURE_BYTES)
+    pump = _Pump(loop, proc.stdout.fileno(), capture)
+    exit_task = asyncio.ensure_future(_wait_exit(proc))
+    cancel_task = asyncio.ensure_future(_wait_cancelled(cancelled))
+    reason: Reason = "exit"
+    try:
+        done, _ = await asyncio.wait({exit_task, cancel_task}, timeout=timeout_s,
+                                     return_when=asyncio.FIRST_COMPLETED)  # fmt: skip
+        if exit_task not in done:
+            reason = "cancelled" if cancelled.is_set() else "timeout"
+            _signal_group(proc.pid, signal.SIGTERM)
+            await asyncio.wait({exit_task}, timeout=kill_grace_s)
+            _signal_group(proc.pid, signal.SIGKILL)  # also whatever ignored SIGTERM
+            await asyncio.wait({exit_task}, timeout=5.0)
+        await asyncio.wait({pump.eof}, timeout=EOF_GRACE_S)
+        pump.drain()
+    finally:
+        cancel_task.cancel()
+        if proc.poll() is None:
+            _signal_group(proc.pid, signal.SIGKILL)
+            _reap_later(proc)
+        exit_task.cancel()
+        pump.close()
+        proc.stdout.close()
+    data = b"".join(capture.chunks)
+    capture.chunks.clear()
+    return RunResult(data, capture.total, proc.returncode, reason)
+
+
+# ---------------------------------------------------------------------------------------------
+# Texts.
+
+
+def _format_size(size: int) -> str:
+    kib, mib, gib = 1024.0, 1024.0**2, 1024.0**3
+    if round(size / kib, 1) < 1024:
+        return f"{size / kib:.1f} KB"
+    if round(size / mib, 1) < 1024:
+        return f"{size / mib:.1f} MB"
+    return f"{size / gib:.2f} GB"
+
+
+def output_text(result: RunResult) -> tuple[str, ...]:
+    """The output as upstream shows it (UTF-8 with invalid bytes replaced, ANSI-stripped,
+    trimmed), as parts: the text, then upstream's notice when the capture cap was hit.
+    ``()`` when there is no output."""
+    text = _ANSI.sub("", result.data.decode("utf-8", errors="replace")).strip()
+    if result.total_bytes <= len(result.data):
+        return (text,) if text else ()
+    kept = _format_size(len(result.data))
+    notice = (f"[Output exceeded the maximum captured size of {kept}; captured the first "
+              f"{kept} of {_format_size(result.total_bytes)} and discarded the rest.]")  # fmt: skip
+    return (text, "\n\n", notice) if text else (notice,)
+
+
+def is_exit_error(command: str, code: int | None) -> bool:
+    """Upstream's rule: any non-zero code is a failure, except 1 from grep/rg/diff/test."""
+    if code is None or code == 0:
+        return False
+    if code >= 2 or re.search(r";|&&|\|\||\n", command):
+        return True
+    segment = command.rsplit("|", 1)[-1]
+    try:
+        tokens = [t for t in shlex.split(segment) if not re.match(r"^[A-Za-z_]\w*=", t)]
+    except ValueError:
+        return True
+    return not tokens or os.path.basename(tokens[0]) not in _EXIT_ONE_OK
+
+
+def is_read_only(command: str) -> bool:
+    """A conservative check for commands that only read: a known command, no shell syntax,
+    no absolute, ``~`` or ``..`` arguments (stricter than upstream's AST analysis)."""
+    if _SHELL_SYNTAX.search(command):
+        return False
+    try:
+        tokens = shlex.split(command)
+    except ValueError:
+        return False
+    if not tokens or tokens[0] not in _READ_ONLY_COMMANDS:
+        return False
+    # Stay near the working directory: no absolute, home or parent paths.
+    return not any(t.startswith(("/", "~")) or ".." in t for t in tokens[1:])
+
+
+@dataclass(frozen=True, slots=True)
+class Texts:
+    """The model text and display as parts (the output is one part, never copied twice)."""
+
+    llm: tuple[str, ...]
+    display: tuple[str, ...]
+    error: str | None
+    error_type: str | None
+    failed: bool = False
+
+
+def _texts(args: dict[str, Any], result: RunResult, output: tuple[str, ...],
+           timeout_ms: int) -> Texts:  # fmt: skip
+    """Upstream's texts for a finished run, before any truncation."""
+    command: str = args["command"]
+    if result.reason == "timeout":
+        summary = f"Command timed out after {timeout_ms}ms before it could complete."
+        if output:
+            return Texts((summary, " Below is the output before it timed out:\n", *output),
+                         (summary, "\n", *output), summary, "timeout")  # fmt: skip
+        detail = f"{summary} There was no output before it timed out."
+        return Texts((detail,), (detail,), summary, "timeout")
+    if result.reason == "cancelled":
+        message = "Command was cancelled by user before it could complete."
+        if output:
+            return Texts((message, " Below is the output before it was cancelled:\n", *output),
+                         output, message, "cancelled")  # fmt: skip
+        return Texts((f"{message} There was no output before it was cancelled.",),
+                     ("Command cancelled by user.",), message, "cancelled")  # fmt: skip
+    code = result.returncode
+    signum = -code if code is not None and code < 0 else None
+    exit_code = None if signum is not None else code
+    head = f"Command: {command}\nDirectory: {args.get('directory') or '(root)'}\nOutput: "
+    tail = (f"\nError: {result.spawn_error or '(none)'}"
+            f"\nExit Code: {exit_code if exit_code is not None else '(none)'}"
+            f"\nSignal: {signum if signum is not None else '(none)'}"
+            "\nProcess Group PGID: (none)")  # fmt: skip
+    display: tuple[str, ...]
+    if output:
+        display = output
+    elif signum is not None:
+        display = (f"Command terminated by signal: {signum}",)
+    elif result.spawn_error:
+        display = (f"Command failed: {result.spawn_error}",)
+    elif exit_code:
+        display = (f"Command exited with code: {exit_code}",)
+    else:
+        display = ()
+    failed = bool(result.spawn_error) or signum is not None or is_exit_error(command, exit_code)
+    return Texts((head, *(output or ("(empty)",)), tail), display, None,
+                 FAILED if failed else None, failed)  # fmt: skip
+
+
+# ---------------------------------------------------------------------------------------------
+# The tool.
+
+
+class ShellTool:
+    """Run a shell command in the workspace."""
+
+    name: str = "run_shell_command"
+    display_name: str = "Shell"
+    description: str = (
+        "Executes a given shell command (as `bash -c <command>`) in a subprocess that leads its "
+        "own process group, with an optional timeout.\n\n"
+        "Use it for terminal operations (git, npm, builds, tests); prefer the dedicated tools "
+        "for reading, writing, editing and searching files.\n"
+        "- The command runs with stdin closed; stdout and stderr are returned together.\n"
+        f"- `timeout` is in milliseconds (max {MAX_TIMEOUT_MS}); without it commands time out "
+        f"after {DEFAULT_TIMEOUT_MS}ms. Use `is_background: true` for servers and watchers.\n"
+        "- Prefer absolute paths over `cd`."
+    )
+    parameters: dict[str, Any] = {  # noqa: RUF012
+        "type": "object",
+        "properties": {
+            "command": {"type": "string",
+                        "description": "Exact bash command to execute as `bash -c <command>`"},
+            "is_background": {
+                "type": "boolean",
+                "description": (
+                    "Optional: run the command in the background (default false). Set it for "
+                    "long-running processes such as dev servers, watchers or daemons."
+                ),
+            },
+            "timeout": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_MS,
+                        "description": f"Optional timeout in milliseconds (max {MAX_TIMEOUT_MS})"},
+            "description": {
+                "type": "string",
+                "description": "Brief description of the command for the user (one sentence).",
+            },
+            "directory": {
+                "type": "string",
+                "description": (
+                    "(OPTIONAL) The absolute path of the directory to run the command in; "
+                    "defaults to the project root. Must be an existing directory inside the "
+                    "workspace."
+                ),
+            },
+        },
+        "required": ["command"],
+    }  # fmt: skip
+    kind: ToolKind = "execute"
+    kill_grace_s: float = 2.0
+
+    def validate(self, args: dict[str, Any]) -> str | None:
+        """Schema check plus upstream's command, timeout and directory rules."""
+        problem = check_args(self.parameters, args)
+        if problem:
+            return problem
+        command: str = args["command"]
+        if not command.strip():
+            return "Command cannot be empty."
+        stripped = command.rstrip()
+        if args.get("is_background") and stripped.endswith("&") and not stripped.endswith(("&&", "\\&")):
+            return ('Background shell commands must not end with a bare "&". Remove the trailing '
+                    '"&" and rely on is_background: true instead.')  # fmt: skip
+        directory = args.get("directory")
+        if directory and not os.path.isabs(directory):
+            return "Directory must be an absolute path."
+        return None
+
+    def needs_approval(self, args: dict[str, Any], mode: ApprovalMode) -> bool:
+        """Execution asks unless ``yolo``; plainly read-only commands never ask."""
+        command = args.get("command")
+        if isinstance(command, str) and not args.get("is_background") and is_read_only(command):
+            return False
+        return approval_needed(self.kind, mode)
+
+    def _cwd(self, args: dict[str, Any], ctx: ToolContext) -> Path | ToolOutcome:
+        directory = args.get("directory")
+        if not directory:
+            return ctx.cwd
+        message = (f"Directory '{directory}' is not within any of the registered workspace "
+                   "directories.")  # fmt: skip
+        try:
+            resolved = resolve_in_workspace(directory, ctx)
+        except PathDenied:
+            return ToolOutcome(llm_text=message, display=f"Error: {message}", error=message,
+                               error_type="execution_denied")  # fmt: skip
+        if not resolved.is_dir():
+            message = f"Directory does not exist: {directory}"
+            return ToolOutcome(llm_text=message, display=f"Error: {message}", error=message,
+                               error_type="invalid_tool_params")  # fmt: skip
+        return resolved
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutcome:
+        """Run the command in the foreground (or start it in the background)."""
+        if ctx.cancelled.is_set():
+            message = "Command was cancelled by user before it could start."
+            return ToolOutcome(llm_text=message, display="Command cancelled by user.",
+                               error=message, error_type="cancelled")  # fmt: skip
+        cwd = self._cwd(args, ctx)
+        if isinstance(cwd, ToolOutcome):
+            return cwd
+        if args.get("is_background"):
+            return await self._background(args["command"], cwd, ctx)
+        timeout_ms = self._timeout_ms(args, ctx)
+        result = await run_process(args["command"], cwd, timeout_ms / 1000, ctx.cancelled,
+                                   self.kill_grace_s)  # fmt: skip
+        output = (await asyncio.to_thread(output_text, result) if len(result.data) > 1 << 20
+                  else output_text(result))  # fmt: skip
+        texts = _texts(args, result, output, timeout_ms)
+        del output
+        artifact: Path | None = None
+        if sum(map(len, texts.llm)) > OUTPUT_THRESHOLD:
+            artifact = await asyncio.to_thread(ctx.artifacts.save, self.name, result.data)
+        result.data = b""  # keep at most one copy of the output text from here on
+        llm = "".join(texts.llm)
+        display_parts = texts.display
+        if artifact is not None:
+            llm = truncated_envelope(llm, artifact)
+            footer = SAVED_FOOTER + str(artifact)
+            display_parts = (*display_parts, "\n", footer) if any(display_parts) else (footer,)
+        # Upstream reports a failed command with its (possibly truncated) model text.
+        error = llm if texts.failed else texts.error
+        extra = {"exit_code": result.returncode, "output_bytes": result.total_bytes}
+        return ToolOutcome(llm_text=llm, display="".join(display_parts) or None, error=error,
+                           error_type=texts.error_type, artifact=artifact, extra=extra)  # fmt: skip
+
+    @staticmethod
+    def _timeout_ms(args: dict[str, Any], ctx: ToolContext) -> int:
+        if isinstance(args.get("timeout"), int):
+            return int(args["timeout"])
+        if ctx.timeout_s is not None and ctx.timeout_s > 0:
+            return max(1, round(ctx.timeout_s * 1000))
+        return DEFAULT_TIMEOUT_MS
+
+    async def _background(self, command: str, cwd: Path, ctx: ToolContext) -> ToolOutcome:
+        """Start ``command`` detached, its output appended to an (initially empty) artifact."""
+        path = await asyncio.to_thread(ctx.artifacts.save, self.name, b"")
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+        try:
+            proc = subprocess.Popen(
+                [*_shell(), command], stdin=subprocess.DEVNULL, stdout=fd,
+                stderr=subprocess.STDOUT, cwd=cwd, env=_child_env(), start_new_session=True,
+            )  # fmt: skip
+        except OSError as exc:
+            message = f"Command failed: {exc}"
+            return ToolOutcome(llm_text=message, display=message, error=message,
+                               error_type=FAILED)  # fmt: skip
+        finally:
+            os.close(fd)
+        _reap_later(proc)
+        shell_id = f"bg_{secrets.token_hex(4)}"
+        llm = (f"Background shell started.\nid: {shell_id}\npid: {proc.pid}\n"
+               f"output file: {path}\nRead the output file directly to view the captured "
+               f"output. The command leads process group {proc.pid}; stop it with "
+               f"`kill -- -{proc.pid}`.")  # fmt: skip
+        display = f"Background shell {shell_id} started (pid {proc.pid})."
+        return ToolOutcome(llm_text=llm, display=display, artifact=path,
+                           extra={"pid": proc.pid, "background_id": shell_id})  # fmt: skip

@@ -1,0 +1,82 @@
+"""Running the real ``headwire`` CLI as a subprocess in an isolated home and project."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+BIG_COMMAND = "python3 -c \"print('x'*499998)\""
+BIG_OUTPUT = b"x" * 499_998 + b"\n"
+BIG_SHA256 = hashlib.sha256(BIG_OUTPUT).hexdigest()
+
+
+@dataclass
+class Proc:
+    """A finished CLI run."""
+
+    returncode: int
+    stdout: bytes
+    stderr: str
+    home: Path
+
+    def lines(self) -> list[dict[str, Any]]:
+        """stdout parsed as JSON Lines."""
+        return [json.loads(line) for line in self.stdout.decode().splitlines() if line.strip()]
+
+
+def env_for(home: Path, **extra: str) -> dict[str, str]:
+    """A clean environment: private HOME/HEADWIRE_HOME, the source tree on PYTHONPATH."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "HEADWIRE_"))}
+    env["HOME"] = str(home)
+    env["HEADWIRE_HOME"] = str(home / ".headwire")
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), str(ROOT)])
+    env.update(extra)
+    return env
+
+
+def run_cli(
+    args: list[str],
+    tmp: Path,
+    *,
+    stdin: bytes | None = None,
+    timeout: float = 60,
+    **extra_env: str,
+) -> Proc:
+    """Run ``python -m headwire ARGS`` with ``tmp/proj`` as cwd and ``tmp/home`` as home."""
+    home = tmp / "home"
+    proj = tmp / "proj"
+    home.mkdir(parents=True, exist_ok=True)
+    proj.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "headwire", *args],
+        cwd=proj,
+        env=env_for(home, **extra_env),
+        input=stdin if stdin is not None else b"",
+        capture_output=True,
+        timeout=timeout,
+        check=False,
+    )
+    return Proc(done.returncode, done.stdout, done.stderr.decode("utf-8", "replace"), home)
+
+
+def artifacts(home: Path) -> list[Path]:
+    """Producer artifacts written under ``home``."""
+    return sorted((home / ".headwire" / "tmp").rglob("*.output"))
+
+
+def recordings(home: Path) -> list[Path]:
+    """Session recordings written under ``home``."""
+    return sorted((home / ".headwire" / "projects").rglob("*.jsonl"))
+
+
+def write_script(path: Path, turns: list[dict[str, Any]]) -> Path:
+    """Write a scripted-model file."""
+    path.write_text("".join(json.dumps(t) + "\n" for t in turns))
+    return path

@@ -1,0 +1,73 @@
+"""Message *shapes*: key order and value kinds, with ids, timings, paths and texts left out.
+
+Used to compare headwire's wire with the upstream captures in ``../shared/upstream-samples``
+(whose shapes are committed in ``tests/vectors/upstream_shapes.json`` so a clone without
+``../shared`` runs the same checks).  Regenerate with ``python -m tests.shapes``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+SAMPLES = Path(__file__).resolve().parents[2] / "shared" / "upstream-samples"
+COMMITTED = Path(__file__).resolve().parent / "vectors" / "upstream_shapes.json"
+OPAQUE = {"stats", "tools", "slash_commands", "agents", "mcp_servers", "input", "goal_state"}
+"""Fields whose inner layout is product-specific (tool lists, metrics, tool arguments)."""
+
+
+def shape(value: Any, key: str | None = None) -> Any:
+    """The shape of a JSON value: dict -> [[key, shape]...], list -> shapes, scalars -> kind."""
+    if key in OPAQUE:
+        return type(value).__name__
+    if isinstance(value, dict):
+        return [[k, shape(v, k)] for k, v in value.items()]
+    if isinstance(value, list):
+        return [shape(v) for v in value]
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "num"
+    return "str"
+
+
+def _collapse_deltas(shapes: list[Any]) -> list[Any]:
+    """Merge runs of identical delta events: how a model chunks its text is not the wire's shape."""
+    out: list[Any] = []
+    for item in shapes:
+        is_delta = '"delta"' in json.dumps(item) and bool(out) and out[-1] == item
+        if not is_delta:
+            out.append(item)
+    return out
+
+
+def message_shapes(stdout: bytes) -> list[Any]:
+    """Shapes of every message of a stdout capture (JSON Lines, or one JSON array)."""
+    text = stdout.decode("utf-8")
+    stripped = text.strip()
+    if not stripped:
+        return []
+    if stripped.startswith("["):
+        return [shape(m) for m in json.loads(stripped)]
+    return _collapse_deltas([shape(json.loads(line)) for line in text.splitlines() if line.strip()])
+
+
+def upstream_shapes() -> dict[str, list[Any]]:
+    """Shapes of the upstream captures: live from ``../shared`` when present, else committed."""
+    if SAMPLES.is_dir():
+        return {
+            p.name.removesuffix(".stdout.jsonl"): message_shapes(p.read_bytes())
+            for p in sorted(SAMPLES.glob("*.stdout.jsonl"))
+            if not p.name.endswith("-text.stdout.jsonl")
+        }
+    data: dict[str, list[Any]] = json.loads(COMMITTED.read_text())
+    return data
+
+
+if __name__ == "__main__":
+    COMMITTED.write_text(json.dumps(upstream_shapes(), indent=None, separators=(",", ":")) + "\n")
+    sys.stdout.write(f"wrote {COMMITTED}\n")
