@@ -170,7 +170,8 @@ at least this process's RSS, because Linux keeps the peak across fork and exec."
 
 def run_once(argv: list[str], source: Path, sink: Path | None) -> Run:
     """Run ``argv`` with ``source`` on stdin and stdout to ``sink`` (or /dev/null)."""
-    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # buffered stdout
+    env["PYTHONPATH"] = str(SRC)
     target = sink or Path(os.devnull)
     with (
         source.open("rb") as stdin,

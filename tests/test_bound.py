@@ -426,6 +426,24 @@ def test_acp_session_updates_use_the_acp_projection() -> None:
     assert bound_line(line_of(tool_result("x" * 70_000)), Format.ACP).output is None
 
 
+def shell_result(output: str, **extra: Any) -> dict[str, Any]:
+    return {
+        "type": "shell_result", "version": 1, "directory": "/w", "exitCode": 0, "signal": None,
+        "pid": 7, "outcome": "completed", "outputFiles": [], "output": output, "text": output,
+        "error": None, "notices": [], "truncated": False, **extra,
+    }  # fmt: skip
+
+
+def test_acp_shell_results_are_bounded_only_when_over_budget() -> None:
+    fitting = {**acp_update("ok", raw=shell_result("ok", extra="kept")), "title": "t" * 70_000}
+    assert bound_line(line_of(session_update(fitting)), Format.ACP).output is None
+    large = acp_update("ok", raw=shell_result("o" * 100_000))
+    outcome = bound_line(line_of(session_update(large)), Format.ACP)
+    assert outcome.output == line_of(session_update(project_acp_tool_call_update(large)))
+    raw = json.loads(outcome.output)["params"]["update"]["rawOutput"]
+    assert len(encode(raw)) <= BUDGET and raw["truncated"] is True
+
+
 def test_acp_a2ui_updates_are_exempt() -> None:
     update = {**acp_update("x" * 100_000), "_meta": {"toolName": "present_ui"}}
     assert bound_line(line_of(session_update(update)), Format.ACP).output is None

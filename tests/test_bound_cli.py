@@ -31,9 +31,12 @@ def bound_cmd(*args: str) -> list[str]:
     return [sys.executable, "-m", "headwire", "bound", *args]
 
 
-def env() -> dict[str, str]:
-    path = os.environ.get("PYTHONPATH")
-    return {**os.environ, "PYTHONPATH": f"{SRC}{os.pathsep}{path}" if path else str(SRC)}
+def env(**extra: str) -> dict[str, str]:
+    """The environment with ``src`` importable and stdout buffered (as it is by default)."""
+    base = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    path = base.get("PYTHONPATH")
+    base["PYTHONPATH"] = f"{SRC}{os.pathsep}{path}" if path else str(SRC)
+    return {**base, **extra}
 
 
 def run_bound(
@@ -303,15 +306,19 @@ def test_a_closed_stdout_exits_141_without_a_traceback(tmp_path: Path) -> None:
     assert stderr == b""
 
 
-def test_an_interrupt_exits_130_without_a_traceback() -> None:
+@pytest.mark.parametrize("unbuffered", ["", "1"])
+def test_a_live_stream_flows_and_an_interrupt_exits_130(unbuffered: str) -> None:
+    extra = {"PYTHONUNBUFFERED": unbuffered} if unbuffered else {}
     proc = subprocess.Popen(
         bound_cmd(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        env=env(),
+        env=env(**extra),
     )  # fmt: skip
     assert proc.stdin is not None and proc.stdout is not None
-    proc.stdin.write(b'{"a":1}\n')
-    proc.stdin.flush()
-    assert proc.stdout.readline() == b'{"a":1}\n'  # started, and waiting on stdin
+    for line in (b'{"a":1}\n', tool_result_line("w" * 100_000)):
+        proc.stdin.write(line)
+        proc.stdin.flush()
+        out = proc.stdout.readline()  # passed on while the input is still open
+        assert out == line or content_of(out) == project_tool_result_content("w" * 100_000)
     proc.send_signal(signal.SIGINT)
     _, stderr = proc.communicate(timeout=30)
     assert proc.returncode == 130

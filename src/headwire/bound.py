@@ -21,10 +21,11 @@ What is bounded, per :class:`Format`:
 
 Fast path: a JSON string is never shorter in a line than its canonical encoding, so a line of
 at most :data:`FAST_PATH_LINE_BYTES` bytes cannot hold a field over the 65,536-byte budget.
-Such lines are never re-encoded; they are only checked, a block at a time, with a few C-level
-counts (:func:`quick_line_problem`: UTF-8, and opening and closing like an object or array;
-a line failing that is parsed and reported if it is not JSON).  ``validate=True`` parses every
-line instead, at about half the throughput.  Longer lines are always parsed.
+Such lines are never re-encoded; they are only checked, a block at a time and without a
+Python-level loop (:func:`quick_line_problem`: UTF-8, and opening and closing like an object or
+array; a line failing that is parsed and reported if it is not JSON).  ``validate=True`` parses
+every line instead, which is two to three times slower on typical streams.  Longer lines are
+always parsed.
 
 Invariants (hypothesis properties in ``tests/test_bound.py``):
 
@@ -130,7 +131,7 @@ class BoundStats:
     malformed_lines: int = 0
 
     def summary(self) -> str:
-        """One human-readable line, e.g. ``3 lines, 1 bounded (1 field: 500002 -> 65536 B)``."""
+        """One line, e.g. ``3 lines, 1 bounded (1 field: 500002 -> 65536 JSON bytes), 0 malformed``."""
         fields = "field" if self.bounded_fields == 1 else "fields"
         return (
             f"{self.lines} lines, {self.bounded_lines} bounded "
@@ -264,8 +265,8 @@ def project_text_block_list(blocks: list[Any]) -> list[Any]:
             break
     else:
         return blocks
-    reserves = [min(json_string_payload_bytes(t, _MARKER_PAYLOAD_BYTES), _MARKER_PAYLOAD_BYTES)
-                for t in texts]  # fmt: skip
+    marker = _MARKER_PAYLOAD_BYTES
+    reserves = [min(json_string_payload_bytes(t, marker), marker) for t in texts]
     spare = available - sum(reserves)
     if spare < 0:
         return _marker_only()
@@ -274,7 +275,7 @@ def project_text_block_list(blocks: list[Any]) -> list[Any]:
         cap = spare + reserve  # nobody can get more than this
         size = json_string_payload_bytes(text, cap)
         demands.append(min(size, cap + 1))
-    allocations = water_fill(demands, _MARKER_PAYLOAD_BYTES, available)
+    allocations = water_fill(demands, marker, available)
     if allocations is None:
         return _marker_only()
     projected: list[Any] = []
@@ -332,8 +333,16 @@ def _bound_message(message: Any, changes: Changes) -> Any:
 
 
 def _bound_update(update: Any, changes: Changes) -> Any:
-    """An ACP session update with its tool-result text bounded, or ``update`` itself."""
+    """An ACP session update with its tool-result text bounded, or ``update`` itself.
+
+    An update whose ``content`` and ``rawOutput`` both fit the budget is left alone, so that
+    the ACP projection's normalization of a fitting ``shell_result`` never rewrites a line
+    (which keeps every line of at most :data:`FAST_PATH_LINE_BYTES` bytes untouched).
+    """
     if not isinstance(update, dict):
+        return update
+    budget = ACP_TOOL_RESULT_JSON_BYTE_BUDGET
+    if json_size(update.get("content")) <= budget and json_size(update.get("rawOutput")) <= budget:
         return update
     projected = project_acp_tool_call_update(update)
     if projected is update:
@@ -417,7 +426,7 @@ def bound_value(value: Any, fmt: Format) -> tuple[Any, tuple[tuple[int, int], ..
     return out, tuple(changes)
 
 
-# -- lines ------------------------------------------------------------------------------------
+# -- reading and checking lines --------------------------------------------------------------
 
 _WHITESPACE = b" \t\r\n"
 _NOT_WHITESPACE = re.compile(rb"[^ \t\r\n]")
@@ -463,32 +472,6 @@ def line_problem(line: bytes | bytearray) -> str | None:
     return _parse(line)[1]
 
 
-def bound_line(line: bytes | bytearray, fmt: Format) -> LineOutcome:
-    """Bound the tool results in one line (terminator included, if any).
-
-    The rewritten line keeps the leading and trailing whitespace of ``line``; a line that is
-    blank, malformed or already within budget gives ``output=None`` (write ``line`` as is).
-    """
-    if _is_blank(line):
-        return LineOutcome(None)
-    value, problem = _parse(line)
-    if problem is not None:
-        return LineOutcome(None, problem=problem)
-    try:
-        new, fields = bound_value(value, fmt)
-    except Exception as exc:  # a line we cannot bound still goes out, unchanged
-        return LineOutcome(None, error=f"left unbounded ({type(exc).__name__}: {exc})")
-    if new is value:
-        return LineOutcome(None)
-    start = 0
-    while line[start] in _WHITESPACE:
-        start += 1
-    end = len(line)
-    while line[end - 1] in _WHITESPACE:
-        end -= 1
-    return LineOutcome(bytes(line[:start]) + encode(new) + bytes(line[end:]), fields)
-
-
 _ORJSON_NOT_UTF8 = "is not valid UTF-8"
 """Part of orjson's message when its input is not UTF-8."""
 
@@ -509,7 +492,8 @@ def _is_utf8(data: bytes | bytearray) -> bool:
     """Whether ``data`` is strict UTF-8 (no surrogates), without building a ``str`` if possible.
 
     orjson checks the whole input before it parses the first value, several times faster than
-    a decode into ``str``; the probe above falls back to decoding should that ever change.
+    a decode into ``str``; if a later orjson stops doing so, :func:`_orjson_checks_utf8_first`
+    notices at import and this decodes instead.
     """
     if data.isascii():
         return True
@@ -567,6 +551,44 @@ def _lines_pass_quick_check(lines: list[bytes]) -> bool:
     return not non_ascii or _is_utf8(b"\n".join(non_ascii))
 
 
+def _well_formed(lines: Iterable[bytes]) -> bool:
+    """Whether orjson reads every non-empty line (one C-level pass, objects dropped at once)."""
+    try:
+        deque(map(orjson.loads, filter(None, lines)), maxlen=0)
+    except orjson.JSONDecodeError:
+        return False
+    return True
+
+
+# -- bounding lines ---------------------------------------------------------------------------
+
+
+def bound_line(line: bytes | bytearray, fmt: Format) -> LineOutcome:
+    """Bound the tool results in one line (terminator included, if any).
+
+    The rewritten line keeps the leading and trailing whitespace of ``line``; a line that is
+    blank, malformed or already within budget gives ``output=None`` (write ``line`` as is).
+    """
+    if _is_blank(line):
+        return LineOutcome(None)
+    value, problem = _parse(line)
+    if problem is not None:
+        return LineOutcome(None, problem=problem)
+    try:
+        new, fields = bound_value(value, fmt)
+    except Exception as exc:  # a line we cannot bound still goes out, unchanged
+        return LineOutcome(None, error=f"left unbounded ({type(exc).__name__}: {exc})")
+    if new is value:
+        return LineOutcome(None)
+    start = 0
+    while line[start] in _WHITESPACE:
+        start += 1
+    end = len(line)
+    while line[end - 1] in _WHITESPACE:
+        end -= 1
+    return LineOutcome(bytes(line[:start]) + encode(new) + bytes(line[end:]), fields)
+
+
 def first_long_line(data: bytes, start: int, end: int) -> int:
     """Offset of the first line in ``data[start:end]`` longer than the fast path, else ``end``.
 
@@ -581,15 +603,6 @@ def first_long_line(data: bytes, start: int, end: int) -> int:
             return position
         position = last + 1
     return end
-
-
-def _well_formed(lines: Iterable[bytes]) -> bool:
-    """Whether orjson reads every non-empty line (one C-level pass, objects dropped at once)."""
-    try:
-        deque(map(orjson.loads, filter(None, lines)), maxlen=0)
-    except orjson.JSONDecodeError:
-        return False
-    return True
 
 
 # -- the stream -------------------------------------------------------------------------------
@@ -662,19 +675,12 @@ class BoundFilter:
 
     def _short_lines(self, block: bytes) -> bytes:
         """Count and check a run of whole short lines; they always go out as they are."""
+        lines = block.split(b"\n")
+        lines.pop()  # the empty piece after the last terminator
         first = self.stats.lines + 1
-        if self.validate:
-            lines = block.split(b"\n")
-            lines.pop()  # the empty piece after the last terminator
-            self.stats.lines += len(lines)
-            if _well_formed(lines):
-                return block
-        else:
-            lines = block.split(b"\n")
-            lines.pop()
-            self.stats.lines += len(lines)
-            if _lines_pass_quick_check(lines):
-                return block
+        self.stats.lines += len(lines)
+        if _well_formed(lines) if self.validate else _lines_pass_quick_check(lines):
+            return block
         check = line_problem if self.validate else quick_line_problem
         for offset, line in enumerate(lines):
             problem = check(line)

@@ -49,7 +49,7 @@ def test_big_output_session_matches_upstream(tmp_path: Path, mode: list[str], sa
     messages = json.loads(proc.stdout) if mode[1] == "json" else proc.lines()
     check_bounded_result(proc, messages)
     # the model saw its own bounded text, not the wire preview and not the whole output
-    tool_msg = [m for m in bodies[1]["messages"] if m["role"] == "tool"][0]
+    tool_msg = next(m for m in bodies[1]["messages"] if m["role"] == "tool")
     assert "The full output has been saved to" in tool_msg["content"]
     assert len(tool_msg["content"]) < 30_000
     assert b"sk-test-secret" not in proc.stdout

@@ -18,9 +18,13 @@ from pathlib import Path
 from typing import Any
 
 from headwire import __version__
+from headwire.cli.dual import DualOutput, open_dual_output
+from headwire.io.dual_output import DualOutputError
 from headwire.io.stdio import WireWriter, warn
 from headwire.protocol.messages import JsonDict
 from headwire.runtime.agent import Agent, AgentConfig
+from headwire.runtime.agents.definitions import load_agents
+from headwire.runtime.agents.tool import AgentTool
 from headwire.runtime.models.base import Model
 from headwire.runtime.recording import (
     Recorder,
@@ -83,6 +87,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--include-directories", action="append", help="extra workspace directories")
     p.add_argument("--tool-timeout", type=float, default=None, help="seconds per tool call")
     p.add_argument("--channel", help="accepted for SDK compatibility")
+    p.add_argument("--max-subagent-depth", type=int, default=1,
+                   help="how deep subagents may nest (default 1: subagents start no subagents)")
+    p.add_argument("--json-fd", type=int, help="Dual Output: mirror stream-JSON events to this descriptor (>= 3)")
+    p.add_argument("--json-file", help="Dual Output: mirror stream-JSON events to this file or FIFO")
+    p.add_argument("--input-file", help="Dual Output reverse channel: JSONL commands (submit, confirmation_response)")
     p.add_argument("-d", "--debug", action="store_true")
     p.add_argument("-v", "--version", action="version", version=__version__)
     claude = p.add_argument_group("Claude Code SDK compatibility (mapped, or ignored with a note)")
@@ -105,8 +114,11 @@ CLAUDE_MODES = {"default": "default", "acceptEdits": "auto-edit", "plan": "plan"
 IGNORED_CLAUDE_FLAGS = ("--setting-sources", "--mcp-config", "--tools", "--settings",
                         "--fallback-model", "--max-budget-usd", "--permission-prompt-tool",
                         "--plugin-dir", "--max-thinking-tokens", "--effort", "--json-schema",
-                        "--max-subagent-depth", "--thinking", "--agents")  # fmt: skip
-IGNORED_CLAUDE_SWITCHES = ("--include-hook-events", "--strict-mcp-config", "--fork-session")
+                        "--thinking", "--agents", "--betas", "--system-prompt-file",
+                        "--task-budget", "--thinking-display", "--resume-session-at",
+                        "--resume-drops-turn")  # fmt: skip
+IGNORED_CLAUDE_SWITCHES = ("--include-hook-events", "--strict-mcp-config", "--fork-session",
+                           "--session-mirror")  # fmt: skip
 
 
 def apply_compat(args: argparse.Namespace) -> None:
@@ -194,6 +206,11 @@ def build_agent(
     tools = select_tools(builtin_tools(), _split_list(args.core_tools) or None,
                          _split_list(args.exclude_tools) or None)  # fmt: skip
     model = _model(args)
+    agents = load_agents(root / "agents", cwd / ".headwire" / "agents", warn)
+    core = _split_list(args.core_tools)
+    if (args.max_subagent_depth > 0 and "agent" not in _split_list(args.exclude_tools)
+            and (not core or "agent" in core)):  # fmt: skip
+        tools.append(AgentTool(agents))
     config = AgentConfig(
         session_id=session_id, cwd=cwd, model_name=model.name, approval_mode=mode,
         allowed_tools=tuple(_split_list(args.allowed_tools)),
@@ -203,6 +220,7 @@ def build_agent(
         version=__version__, json_stats=args.output_format == "json",
         tool_timeout_s=args.tool_timeout,
         workspace_dirs=tuple(Path(d).resolve() for d in _split_list(args.include_directories)),
+        max_subagent_depth=max(0, args.max_subagent_depth), agent_names=tuple(agents),
     )  # fmt: skip
     recorder = Recorder(root, cwd, session_id)
     agent = Agent(config, model, tools, emit, ArtifactStore(root, cwd), recorder,
@@ -217,15 +235,19 @@ def build_agent(
     return agent, close
 
 
-async def _run(args: argparse.Namespace, prompt: str, writer: WireWriter,
+async def _run(args: argparse.Namespace, prompt: str | None, writer: WireWriter,
                transport: HeadlessTransport) -> int:  # fmt: skip
+    """One prompt (or, with ``prompt=None``, the interactive line-mode REPL)."""
     reported: list[str] = []
+    dual: DualOutput | None = None
 
     def emit(message: JsonDict) -> None:
         out = transport.feed(message)
         writer.write(out.stdout)
         if out.stderr:
             warn(out.stderr.decode("utf-8", "replace"))
+        if dual is not None:
+            dual.emit(message)
         failed = agent.recorder.failed if agent.recorder else None
         if failed and not reported:
             reported.append(failed)
@@ -233,8 +255,23 @@ async def _run(args: argparse.Namespace, prompt: str, writer: WireWriter,
 
     agent, close = build_agent(args, Path.cwd(), emit)
     try:
+        try:
+            dual = open_dual_output(args, agent.config.session_id, agent.config.cwd, __version__)
+        except DualOutputError as exc:
+            raise UsageError(str(exc)) from None
+        if dual is not None:
+            dual.agent = agent
+            agent.ask = dual.ask
+            agent.config.include_partial_messages = True
+            dual.start()
+        if prompt is None:
+            from headwire.cli.repl import run_repl
+
+            return await run_repl(agent, dual, writer)
         result = await agent.run_turn(prompt)
     finally:
+        if dual is not None:
+            await dual.close()
         await close()
     if not result["is_error"]:
         return 0
@@ -254,8 +291,10 @@ def run_agent(argv: list[str]) -> int:
         return run_session(args)
     writer = WireWriter()
     try:
-        prompt = _read_prompt(args)
-        if not prompt.strip():
+        interactive = (not args.prompt and not args.query and args.output_format == "text"
+                       and sys.stdin.isatty())  # fmt: skip
+        prompt = None if interactive else _read_prompt(args)
+        if prompt is not None and not prompt.strip():
             raise UsageError("No input provided. Pass a prompt with -p, as an argument, or on stdin.")
         transport = make_transport(args.output_format, args.include_partial_messages)
         return asyncio.run(_run(args, prompt, writer, transport))

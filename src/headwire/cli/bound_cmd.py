@@ -8,9 +8,10 @@ come, and warnings and the ``--stats`` summary go to stderr.
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import sys
-from typing import BinaryIO, TextIO
+from typing import BinaryIO, TextIO, cast
 
 from headwire.bound import BoundFilter, Format
 
@@ -94,18 +95,34 @@ def _report(err: TextIO, flt: BoundFilter) -> None:
 
 
 def _pump(inp: BinaryIO, out: BinaryIO, err: TextIO, flt: BoundFilter) -> None:
-    """Copy ``inp`` to ``out`` through ``flt`` until end of input."""
+    """Copy ``inp`` to ``out`` through ``flt`` until end of input.
+
+    Output is flushed after every read, so a live stream is passed on as it arrives (a read
+    from a pipe returns what is there, not a full :data:`READ_SIZE`).
+    """
     read = getattr(inp, "read1", inp.read)
     write = out.write
     while chunk := read(READ_SIZE):
         for piece in flt.feed(chunk):
             write(piece)
+        out.flush()
         if flt.warnings:
             _report(err, flt)
     for piece in flt.close():
         write(piece)
-    _report(err, flt)
     out.flush()
+    _report(err, flt)
+
+
+def _buffered_stdout() -> BinaryIO:
+    """``sys.stdout.buffer``, buffered even under ``python -u`` / ``PYTHONUNBUFFERED``.
+
+    Unbuffered, it is a raw file whose ``write`` may write only part of a large piece.
+    """
+    out = sys.stdout.buffer
+    if isinstance(out, io.RawIOBase):
+        return cast(BinaryIO, io.BufferedWriter(out, buffer_size=1 << 16))
+    return out
 
 
 def _silence_stdout() -> None:
@@ -124,7 +141,7 @@ def run_bound(args: list[str]) -> int:
     flt = BoundFilter(Format(options.format), validate=options.validate)
     err = sys.stderr
     try:
-        _pump(sys.stdin.buffer, sys.stdout.buffer, err, flt)
+        _pump(sys.stdin.buffer, _buffered_stdout(), err, flt)
     except BrokenPipeError:
         _silence_stdout()
         return EXIT_BROKEN_PIPE

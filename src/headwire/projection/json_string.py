@@ -13,7 +13,6 @@ Every function here works on windows bounded by the byte budget: a 100 MB input 
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable
 
 import orjson
@@ -32,8 +31,6 @@ __all__ = [
 
 JSON_STRING_DELIMITER_BYTES = 2
 """The two quote characters around every JSON string."""
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 _SAMPLE = 4096
 """Units in the first cost probe while looking for a cut; later probes are sized by the cost
@@ -84,11 +81,13 @@ def json_string_payload_bytes(value: str, stop_after: float = math.inf) -> int:
     if scanned <= stop_after:
         return scanned
     limit = math.floor(stop_after) if stop_after >= 0 else -1  # costs are whole numbers
-    window = value[: max(limit, 0) + 2]
-    head = select_prefix(window, limit)
-    # The unit right after the longest fitting prefix is the one that passes ``stop_after``.
-    units = _join_pairs(window) if _SURROGATE.search(window) else window
-    return _payload(units[: len(head) + 1])
+    units, k, head_cost, passing = _search(value[: max(limit, 0) + 2], limit, from_end=False)
+    # The unit right after the longest fitting prefix is the one that passes ``stop_after``;
+    # the search usually measured it already.  ``units`` agrees with the normalized window up
+    # to unit ``k``, so joining the two code points there yields exactly that unit.
+    if passing is None:
+        passing = head_cost + _payload(_join_pairs(units[k : k + 2])[:1])
+    return passing
 
 
 def json_string_json_bytes(value: str) -> int:
@@ -101,8 +100,13 @@ def _join_pairs(window: str) -> str:
     return window.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
 
 
-def _fit_count(units: str, budget: int, from_end: bool, cost: Callable[[str], int]) -> int:
+def _fit_count(
+    units: str, budget: int, from_end: bool, cost: Callable[[str], int]
+) -> tuple[int, int, int | None]:
     """Largest ``k`` such that the first (or last) ``k`` units of ``units`` cost ``<= budget``.
+
+    Returns ``(k, cost of those k units, cost of k + 1 units)``; the last is ``None`` when the
+    search never measured unit ``k + 1`` (when ``k`` is ``min(len(units), budget)``).
 
     Each code point of ``units`` is one unit with a cost of its own, so the cost of a run is the
     sum of the costs of its parts.  The search keeps a bracket (``lo`` units fit, ``hi`` do not)
@@ -118,7 +122,7 @@ def _fit_count(units: str, budget: int, from_end: bool, cost: Callable[[str], in
     """
     n = min(len(units), budget)  # each unit costs >= 1 byte
     if n <= 0:
-        return 0
+        return 0, 0, None
     size = len(units)
     lo = lo_cost = 0  # the first lo units fit and cost lo_cost
     hi, hi_cost = n + 1, 0  # the first hi units do not fit; n + 1: none known not to fit yet
@@ -142,7 +146,7 @@ def _fit_count(units: str, budget: int, from_end: bool, cost: Callable[[str], in
         if not fits(probe):
             break
         if lo == n:
-            return n
+            return n, lo_cost, None
         probe = min(n, lo + (budget - lo_cost) * (lo - start) // (lo_cost - spent) + _SLACK)
     if hi - lo > 1:
         estimate = lo + (budget - lo_cost) * (hi - lo) // (hi_cost - lo_cost)
@@ -152,21 +156,27 @@ def _fit_count(units: str, budget: int, from_end: bool, cost: Callable[[str], in
             step *= 2
     while hi - lo > 1:
         fits((lo + hi) // 2)
-    return lo
+    return lo, lo_cost, hi_cost  # hi == lo + 1
 
 
-def _select(window: str, budget: int, from_end: bool) -> str:
-    """The longest run of whole units at the start (or end) of ``window`` that fits ``budget``.
+def _search(window: str, budget: int, from_end: bool) -> tuple[str, int, int, int | None]:
+    """``(units, *_fit_count(units, ...))`` for the units of ``window``.
 
     The window is searched as it is; only when a probe meets a surrogate code point is it
     normalized (pairs joined) and searched again with the exact encoder.  A search that met
-    none saw every unit up to the cut, and there normalizing changes nothing.
+    none saw every unit up to the cut (and the unit after it, when it measured that one), and
+    there normalizing changes nothing: ``units`` agrees with the normalized window that far.
     """
     try:
-        k = _fit_count(window, budget, from_end, _plain_payload)
+        return window, *_fit_count(window, budget, from_end, _plain_payload)
     except _Surrogates:
-        window = _join_pairs(window)
-        k = _fit_count(window, budget, from_end, _payload)
+        units = _join_pairs(window)
+        return units, *_fit_count(units, budget, from_end, _payload)
+
+
+def _select(window: str, budget: int, from_end: bool) -> str:
+    """The longest run of whole units at the start (or end) of ``window`` that fits ``budget``."""
+    window, k, _, _ = _search(window, budget, from_end)
     if from_end:
         return window[len(window) - k :] if k else ""
     return window[:k]

@@ -202,6 +202,24 @@ def result_error(
     return out
 
 
+class InterimResult(dict[str, Any]):
+    """A ``result`` that does not end the run: a subagent's failure, emitted mid-stream.
+
+    On the wire it is an ordinary error ``result`` without ``parent_tool_use_id``; transports
+    use the type to keep JSON mode's array open and Text mode's stdout quiet.
+    """
+
+
+def subagent_error_result(*, uuid: str, session_id: str, message: str) -> InterimResult:
+    """Upstream's mid-stream error ``result`` for a subagent that failed or was cancelled."""
+    return InterimResult(
+        result_error(
+            uuid=uuid, session_id=session_id, duration_ms=0, duration_api_ms=0, num_turns=0,
+            usage=usage_dict(0, 0), permission_denials=[], message=message,
+        )
+    )
+
+
 def stream_event(
     *, uuid: str, session_id: str, parent_tool_use_id: str | None, event: JsonDict
 ) -> JsonDict:

@@ -50,6 +50,31 @@ Emit = Callable[[m.JsonDict], None]
 AskPermission = Callable[[Tool, str, dict[str, Any]], Awaitable[Decision]]
 
 
+class AgentObserver:
+    """Hooks for front ends that are not headless wires (ACP): every method is optional.
+
+    ``tool_result`` receives the unprojected outcome; a front end that puts it on a wire must
+    project it there (ACP: :func:`headwire.projection.project_acp_tool_call_update`).
+    """
+
+    def text_delta(self, text: str) -> None:
+        """A piece of assistant text."""
+
+    def thinking_delta(self, text: str) -> None:
+        """A piece of reasoning."""
+
+    def tool_call(self, call: ToolCall, tool: Tool | None) -> None:
+        """The model asked for a tool call (before permission and execution)."""
+
+    def tool_started(self, call: ToolCall, tool: Tool) -> None:
+        """The call was allowed and starts running."""
+
+    def tool_result(
+        self, call: ToolCall, tool: Tool | None, outcome: ToolOutcome, model_text: str
+    ) -> None:
+        """The call finished (or was denied or failed); ``outcome`` is unprojected."""
+
+
 class TurnLimitExceeded(Exception):
     """``--max-session-turns`` was reached."""
 
@@ -71,6 +96,11 @@ class AgentConfig:
     json_stats: bool = False
     tool_timeout_s: float | None = None
     workspace_dirs: tuple[Path, ...] = ()
+    parent_tool_use_id: str | None = None
+    """Set on a subagent: every message it emits carries the agent call's id."""
+    depth: int = 0
+    max_subagent_depth: int = 1
+    agent_names: tuple[str, ...] = ()
 
 
 DEFAULT_SYSTEM_PROMPT = (
@@ -105,6 +135,7 @@ class Agent:
         recorder: Recorder | None = None,
         ask: AskPermission | None = None,
         conversation: list[dict[str, Any]] | None = None,
+        observer: AgentObserver | None = None,
     ) -> None:
         self.config = config
         self.model = model
@@ -116,6 +147,7 @@ class Agent:
         self.conversation: list[dict[str, Any]] = list(conversation or [])
         self.session_turns = 0
         self.cancelled = asyncio.Event()
+        self.observer = observer or AgentObserver()
 
     @staticmethod
     def new_uuid() -> str:
@@ -124,14 +156,18 @@ class Agent:
 
     # -- wire helpers -----------------------------------------------------------------------
 
-    def _stream(self, event: m.JsonDict, parent: str | None = None) -> None:
-        if self.config.include_partial_messages:
-            self.emit(
-                m.stream_event(
-                    uuid=self.new_uuid(), session_id=self.config.session_id,
-                    parent_tool_use_id=parent, event=event,
-                )
-            )  # fmt: skip
+    def _stream(self, event: m.JsonDict) -> None:
+        if not self.config.include_partial_messages:
+            return
+        parent = self.config.parent_tool_use_id
+        if parent is not None and event["type"] in ("message_start", "message_stop"):
+            return  # subagents have no message_start / message_stop
+        self.emit(
+            m.stream_event(
+                uuid=self.new_uuid(), session_id=self.config.session_id,
+                parent_tool_use_id=parent, event=event,
+            )
+        )  # fmt: skip
 
     def init_message(self) -> m.JsonDict:
         """``system/init`` for this session."""
@@ -144,11 +180,14 @@ class Agent:
             permission_mode=self.config.approval_mode,
             slash_commands=[],
             version=self.config.version,
-            agents=[],
+            agents=list(self.config.agent_names),
         )
 
     def _record(self, kind: str, **fields: Any) -> None:
         if self.recorder is not None:
+            parent = self.config.parent_tool_use_id
+            if parent is not None:
+                fields["parent_tool_use_id"] = parent
             self.recorder.record(kind, **fields)
 
     # -- one run ----------------------------------------------------------------------------
@@ -200,6 +239,28 @@ class Agent:
         result = self._result(started, stats, num_turns, emitter, last_text, error, subtype)
         self.emit(result)
         return result
+
+    async def run_subtask(self, prompt: str) -> tuple[str, int]:
+        """Run a subagent's task to its final text; returns ``(text, tool_uses)``.
+
+        Emits the subagent's assistant messages and tool results (with this agent's
+        ``parent_tool_use_id``) but no ``system/init`` and no ``result``; errors propagate.
+        """
+        stats = _Stats()
+        emitter = ToolResultEmitter(self.config.session_id, self.new_uuid)
+        user_msg = {"role": "user", "content": prompt}
+        self.conversation.append(user_msg)
+        self._record("user", message=user_msg)
+        text = ""
+        while True:
+            if 0 <= self.config.max_session_turns <= self.session_turns:
+                raise TurnLimitExceeded(MAX_TURNS_MESSAGE)
+            self.session_turns += 1
+            calls, text = await self._model_call(stats)
+            if not calls:
+                return text, stats.tool_calls
+            for call in calls:
+                await self._run_tool(call, emitter, stats)
 
     def _close_dangling_calls(self) -> None:
         """After a cancellation, answer tool calls the model made but that never finished."""
@@ -322,7 +383,8 @@ class Agent:
             u = final_usage
             self.emit(
                 m.assistant_message(
-                    uuid=current_id, session_id=sid, parent_tool_use_id=None, model=model_name,
+                    uuid=current_id, session_id=sid,
+                    parent_tool_use_id=self.config.parent_tool_use_id, model=model_name,
                     content=blocks,
                     usage=m.usage_dict(u.input_tokens, u.output_tokens, u.cached_tokens,
                                        u.total_tokens),
@@ -350,12 +412,14 @@ class Agent:
                     if not event.text:
                         continue
                     start_block("text", {"type": "text", "text": ""})
+                    self.observer.text_delta(event.text)
                     pending_text.append(event.text)
                     text_parts.append(event.text)
                     self._stream({"type": "content_block_delta", "index": len(blocks),
                                   "delta": {"type": "text_delta", "text": event.text}})  # fmt: skip
                 elif isinstance(event, ThinkingDelta):
                     start_block("thinking", {"type": "thinking", "thinking": ""})
+                    self.observer.thinking_delta(event.text)
                     pending_text.append(event.text)
                     thinking_parts.append(event.text)
                     self._stream({"type": "content_block_delta", "index": len(blocks),
@@ -404,6 +468,7 @@ class Agent:
 
     async def _run_tool(self, call: ToolCall, emitter: ToolResultEmitter, stats: _Stats) -> None:
         started = time.monotonic()
+        self.observer.tool_call(call, self.tools.get(call.name))
         outcome = await self._execute(call)
         elapsed = int((time.monotonic() - started) * 1000)
         stats.tool_calls += 1
@@ -417,6 +482,7 @@ class Agent:
         entry[2] += failed
         entry[3] += elapsed
         model_text = self._model_text(call.name, outcome)
+        self.observer.tool_result(call, self.tools.get(call.name), outcome, model_text)
         tool_msg = {"role": "tool", "tool_call_id": call.call_id, "content": model_text}
         self.conversation.append(tool_msg)
         self._record(
@@ -431,7 +497,7 @@ class Agent:
             part_error=outcome.llm_text if failed and outcome.llm_text else None,
             error=outcome.error, error_type=outcome.error_type, display=outcome.display,
         )  # fmt: skip
-        self.emit(emitter.tool_result(response))
+        self.emit(emitter.tool_result(response, self.config.parent_tool_use_id))
 
     def _model_text(self, tool_name: str, outcome: ToolOutcome) -> str:
         """The model-facing text: whole when small, else head and tail plus the artifact path."""
@@ -478,6 +544,9 @@ class Agent:
             cwd=self.config.cwd, artifacts=self.artifacts, cancelled=self.cancelled,
             timeout_s=self.config.tool_timeout_s, workspace_dirs=self.config.workspace_dirs,
         )  # fmt: skip
+        ctx.call_id = call.call_id
+        ctx.owner = self
+        self.observer.tool_started(call, tool)
         try:
             return await tool.run(args, ctx)
         except asyncio.CancelledError:

@@ -103,4 +103,8 @@ def latest_session(root: Path, cwd: Path) -> Path | None:
 
 def conversation_of(path: Path) -> list[dict[str, Any]]:
     """The OpenAI-form conversation recorded in ``path`` (system prompts excluded)."""
-    return [r["message"] for r in read_records(path) if isinstance(r.get("message"), dict)]
+    return [
+        r["message"]
+        for r in read_records(path)
+        if isinstance(r.get("message"), dict) and r.get("parent_tool_use_id") is None
+    ]

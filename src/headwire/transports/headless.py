@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from headwire.protocol.messages import JsonDict
+from headwire.protocol.messages import InterimResult, JsonDict
 from headwire.wire import encode
 
 OutputFormat = Literal["text", "json", "stream-json"]
@@ -73,7 +73,7 @@ class JsonTransport(HeadlessTransport):
         if not self.wants(message):
             return Output()
         self.retained.append(encode(message))
-        if message.get("type") != "result":
+        if message.get("type") != "result" or isinstance(message, InterimResult):
             return Output()
         data = b"[" + b",".join(self.retained) + b"]\n"
         self.retained = []
@@ -91,7 +91,7 @@ class TextTransport(JsonTransport):
     def feed(self, message: JsonDict) -> Output:
         if not self.wants(message):
             return Output()
-        if message.get("type") != "result":
+        if message.get("type") != "result" or isinstance(message, InterimResult):
             self.retained.append(encode(message))
             return Output()
         self.retained = []

@@ -6,8 +6,8 @@ A script is JSON Lines (or one JSON array); each entry answers one model call, i
 ``{"tool": "run_shell_command", "args": {...}}``, ``{"tools": [{"name": ..., "args": ...}]}``,
 ``{"error": "message"}`` (the call fails), ``{"delay_s": 0.5, ...}`` (sleep before answering).
 
-The entry used is the number of assistant turns already in the conversation, so a resumed
-session continues where it stopped.  Past the end the model answers ``done``.
+Entries are used in order by every model call of the process (a subagent's calls included); a
+resumed session starts after the assistant turns it already recorded.  Past the end the model answers ``done``.
 """
 
 from __future__ import annotations
@@ -96,9 +96,13 @@ class ScriptedModel:
     def __init__(self, turns: list[dict[str, Any]], name: str = "scripted") -> None:
         self.turns = turns
         self.name = name
+        self.calls = 0
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
-        index = sum(1 for m in request.messages if m.get("role") == "assistant")
+        # Position in the script: calls made by this process (subagents included), or the
+        # assistant turns already recorded when a session was resumed.
+        index = max(self.calls, sum(1 for m in request.messages if m.get("role") == "assistant"))
+        self.calls = index + 1
         turn = self.turns[index] if index < len(self.turns) else {"text": "done", "tools": []}
         delay = turn.get("delay_s")
         if isinstance(delay, int | float) and delay > 0:

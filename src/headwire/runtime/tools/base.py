@@ -36,6 +36,10 @@ class ToolContext:
     cancelled: asyncio.Event = field(default_factory=asyncio.Event)
     timeout_s: float | None = None
     workspace_dirs: tuple[Path, ...] = ()
+    call_id: str = ""
+    """The tool call's id (``tool_use.id``)."""
+    owner: Any = None
+    """The agent running the call (the ``agent`` tool spawns its subagent from it)."""
 
 
 @dataclass(slots=True)

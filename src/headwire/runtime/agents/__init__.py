@@ -1,0 +1,1 @@
+"""Subagents: the ``agent`` tool and the agent definitions it can run."""

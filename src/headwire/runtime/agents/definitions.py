@@ -1,0 +1,110 @@
+"""Agent definitions: the built-in ``general-purpose`` agent and user-defined ones.
+
+A user-defined agent is a Markdown file in ``<data dir>/agents/`` or the project's
+``.headwire/agents/`` (the project wins on a name clash)::
+
+    ---
+    name: reviewer
+    description: Reviews a diff
+    tools: read_file, grep_search        # or a YAML list; omitted = every tool
+    ---
+    You are a careful reviewer...        # the system prompt
+
+Malformed files are skipped with a note (never a crash).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+GENERAL_PURPOSE_PROMPT = (
+    "You are a general-purpose subagent of headwire. Carry out the task you are given with the "
+    "tools you have, then reply with a concise report of what you found or did."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class AgentDefinition:
+    """A subagent type: its name, description, allowed tools (``None`` = all) and prompt."""
+
+    name: str
+    description: str
+    system_prompt: str
+    tools: tuple[str, ...] | None = None
+    source: str = "built-in"
+
+
+BUILTIN_AGENTS = (
+    AgentDefinition(
+        "general-purpose",
+        "General-purpose agent for researching questions and running multi-step tasks.",
+        GENERAL_PURPOSE_PROMPT,
+    ),
+)
+
+
+class AgentFileError(ValueError):
+    """An agent file is malformed; the message names the file."""
+
+
+def _parse_list(value: str, following: list[str]) -> tuple[str, ...]:
+    value = value.strip()
+    if value.startswith("[") and value.endswith("]"):
+        value = value[1:-1]
+    items = [v.strip().strip("'\"") for v in value.split(",") if v.strip()]
+    items += [line.strip()[1:].strip().strip("'\"") for line in following]
+    return tuple(i for i in items if i)
+
+
+def parse_agent_file(text: str, source: str) -> AgentDefinition:
+    """Parse a Markdown agent file with a front-matter block."""
+    lines = text.splitlines()
+    if not lines or lines[0].strip() != "---":
+        raise AgentFileError(f"{source}: missing '---' front matter")
+    try:
+        end = next(i for i in range(1, len(lines)) if lines[i].strip() == "---")
+    except StopIteration:
+        raise AgentFileError(f"{source}: front matter is not closed with '---'") from None
+    fields: dict[str, str] = {}
+    lists: dict[str, list[str]] = {}
+    key = ""
+    for line in lines[1:end]:
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        if line.lstrip().startswith("- ") and key:
+            lists.setdefault(key, []).append(line.strip())
+            continue
+        key, sep, value = line.partition(":")
+        if not sep:
+            raise AgentFileError(f"{source}: cannot read front matter line {line!r}")
+        key = key.strip()
+        fields[key] = value.split(" #")[0].strip().strip("'\"")
+    name = fields.get("name", "")
+    if not name:
+        raise AgentFileError(f"{source}: the front matter needs a name")
+    tools = None
+    if "tools" in fields:
+        tools = _parse_list(fields["tools"], lists.get("tools", []))
+    body = "\n".join(lines[end + 1 :]).strip()
+    return AgentDefinition(name, fields.get("description", ""), body, tools, source)
+
+
+def load_agents(
+    user_dir: Path, project_dir: Path, warn: Callable[[str], None] | None = None
+) -> dict[str, AgentDefinition]:
+    """Built-in agents, then the user's, then the project's (later wins)."""
+    agents = {a.name: a for a in BUILTIN_AGENTS}
+    for folder in (user_dir, project_dir):
+        if not folder.is_dir():
+            continue
+        for path in sorted(folder.glob("*.md")):
+            try:
+                definition = parse_agent_file(path.read_text(encoding="utf-8"), str(path))
+            except (OSError, UnicodeDecodeError, AgentFileError) as exc:
+                if warn is not None:
+                    warn(f"headwire: skipping agent file: {exc}")
+                continue
+            agents[definition.name] = definition
+    return agents

@@ -1,0 +1,170 @@
+#!/usr/bin/env python3
+"""A real MCP server for the tests (official ``mcp`` SDK), over stdio or streamable HTTP.
+
+Tools: ``big_output`` (``n`` ASCII bytes, default 499,999, like the oracle's server),
+``echo``, ``fail`` (an ``isError`` result), ``crash`` (the process exits mid-call), ``hang``
+(never answers), ``progress`` (progress notifications, then a text), ``flood`` (20 MB),
+``pic`` (an image block plus text) and ``pid`` (this process's id).
+
+Modes (first argument):
+
+* ``stdio`` (default): serve on stdin/stdout;
+* ``http``: bind ``127.0.0.1:0``, print ``PORT <n>`` on stdout, serve ``/mcp``;
+* ``fail-startup``: write a note to stderr and exit 1 before speaking MCP;
+* ``malformed``: a hand-written JSON-RPC loop whose ``tools/call`` result is not a
+  ``CallToolResult`` (``content`` is a string);
+* ``stubborn``: like ``stdio`` but ignores SIGTERM and stdin EOF (so shutdown must kill it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import sys
+import time
+from typing import Any
+
+from mcp.server.mcpserver import Context, Image, MCPServer
+
+server = MCPServer(os.environ.get("FAKE_MCP_NAME", "bigout"))
+FLOOD_BYTES = 20 * 1024 * 1024
+PNG_1X1 = bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+    "1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082"
+)
+
+
+@server.tool(description="Return a large block of text.", structured_output=False)
+def big_output(n: int = 499_999) -> str:
+    """``n`` ASCII bytes."""
+    return "x" * n
+
+
+@server.tool(description="Echo the text back.", structured_output=False)
+def echo(text: str) -> str:
+    """The text itself."""
+    return text
+
+
+@server.tool(description="Always fails.", structured_output=False)
+def fail(message: str = "boom") -> str:
+    """Raise, which the SDK turns into an ``isError`` result."""
+    raise ValueError(message)
+
+
+@server.tool(description="Exit the server process in the middle of the call.", structured_output=False)
+def crash() -> str:
+    """Die without answering."""
+    sys.stdout.flush()
+    os._exit(3)
+
+
+@server.tool(description="Never answer.", structured_output=False)
+async def hang() -> str:
+    """Sleep for an hour."""
+    import anyio
+
+    await anyio.sleep(3600)
+    return "woke up"
+
+
+@server.tool(description="Report progress, then answer.", structured_output=False)
+async def progress(ctx: Context, steps: int = 3) -> str:
+    """``steps`` progress notifications (the last without a message)."""
+    for i in range(1, steps + 1):
+        await ctx.report_progress(i, steps, f"step {i}" if i < steps else None)
+    return f"progress done after {steps} steps"
+
+
+@server.tool(description="Return 20 MB of text.", structured_output=False)
+def flood() -> str:
+    """20 MiB of ``y``."""
+    return "y" * FLOOD_BYTES
+
+
+@server.tool(description="Return an image and a caption.", structured_output=False)
+def pic() -> list[Any]:
+    """An image block then a text block."""
+    return [Image(data=PNG_1X1, format="png"), "a tiny picture"]
+
+
+@server.tool(description="Return this server's process id.", structured_output=False)
+def pid() -> str:
+    """The pid, as text."""
+    return str(os.getpid())
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def _serve_http() -> None:
+    import anyio
+    import uvicorn
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(64)
+    sys.stdout.write(f"PORT {sock.getsockname()[1]}\n")
+    sys.stdout.flush()
+    app = server.streamable_http_app()
+    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    anyio.run(uvicorn.Server(config).serve, [sock])
+
+
+def _reply(msg_id: Any, result: Any) -> None:
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": msg_id, "result": result}) + "\n")
+    sys.stdout.flush()
+
+
+def _serve_malformed() -> None:
+    """Just enough JSON-RPC to connect and list one tool whose results are malformed."""
+    tool = {"name": "broken", "description": "Returns a malformed result.",
+            "inputSchema": {"type": "object", "properties": {}}}  # fmt: skip
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        msg = json.loads(line)
+        method, msg_id = msg.get("method"), msg.get("id")
+        if msg_id is None:
+            continue
+        if method == "initialize":
+            _reply(msg_id, {"protocolVersion": msg["params"]["protocolVersion"],
+                            "capabilities": {"tools": {}},
+                            "serverInfo": {"name": "malformed", "version": "1"}})  # fmt: skip
+        elif method == "tools/list":
+            _reply(msg_id, {"tools": [tool]})
+        elif method == "tools/call":
+            _reply(msg_id, {"content": "this should have been a list", "isError": "maybe"})
+        else:
+            sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": msg_id,
+                                         "error": {"code": -32601, "message": "no"}}) + "\n")  # fmt: skip
+            sys.stdout.flush()
+
+
+def main(argv: list[str]) -> None:
+    """Run in the mode named by ``argv[0]``."""
+    mode = argv[0] if argv else "stdio"
+    if mode == "fail-startup":
+        sys.stderr.write("fake mcp server: refusing to start\n")
+        sys.exit(1)
+    if mode == "malformed":
+        _serve_malformed()
+        return
+    if mode == "http":
+        _serve_http()
+        return
+    if mode == "slow-startup":
+        time.sleep(float(os.environ.get("FAKE_MCP_DELAY", "30")))
+    if mode == "stubborn":
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        server.run("stdio")
+        while True:  # stdin closed: keep living until SIGKILL
+            time.sleep(1)
+    server.run("stdio")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
