@@ -86,8 +86,8 @@ def random_string_items(rng: random.Random, count: int) -> list[tuple[Any, list[
 
 
 def test_live_strings(oracle: Any) -> None:
-    """150 fresh random strings, five checks each."""
-    records = fmt.string_checks(oracle, random_string_items(rng_for("strings"), 150))
+    """170 fresh random strings, five checks each."""
+    records = fmt.string_checks(oracle, random_string_items(rng_for("strings"), 170))
     mismatches = []
     for record in records:
         text = fmt.DECODER.string(record["in"])
@@ -99,10 +99,10 @@ def test_live_strings(oracle: Any) -> None:
 
 
 def test_live_acp(oracle: Any) -> None:
-    """100 fresh random ACP updates."""
+    """70 fresh random ACP updates."""
     rng = rng_for("acp")
     fmt.reseed(rng.randrange(10**12, 10**13))
-    cases = [(name, template, {}) for name, template in fmt.random_acp_templates(rng, 100)]
+    cases = [(name, template, {}) for name, template in fmt.random_acp_templates(rng, 70)]
     records = fmt.acp_check_records(oracle, cases)
     mismatches = []
     for record in records:

@@ -108,20 +108,26 @@ class LineOutcome(NamedTuple):
     """What :func:`bound_line` decided for one line.
 
     ``output`` is the rewritten line, or ``None`` when the input line goes out unchanged;
-    ``problem`` says why a line was malformed, ``error`` why a readable line could not be
-    bounded (either way it goes out unchanged); ``fields`` holds
-    ``(json_bytes_before, json_bytes_after)`` per bounded field.
+    ``changes`` holds ``(before, after)`` per bounded field; ``problem`` says why a line was
+    malformed, ``error`` why a readable line could not be bounded (either way it goes out
+    unchanged).
     """
 
     output: bytes | None
-    fields: tuple[tuple[int, int], ...] = ()
+    changes: tuple[tuple[Any, Any], ...] = ()
     problem: str | None = None
     error: str | None = None
+
+    @property
+    def fields(self) -> tuple[tuple[int, int], ...]:
+        """``(json_bytes_before, json_bytes_after)`` per bounded field (measured on demand)."""
+        return tuple((json_size(before), len(encode(after))) for before, after in self.changes)
 
 
 @dataclass
 class BoundStats:
-    """Running totals for ``--stats``; field sizes are JSON bytes of the bounded values."""
+    """Running totals for ``--stats``; field sizes are JSON bytes of the bounded values (kept
+    only when :attr:`BoundFilter.measure` is set)."""
 
     lines: int = 0
     bounded_lines: int = 0
@@ -292,7 +298,8 @@ def project_text_block_list(blocks: list[Any]) -> list[Any]:
 
 # -- per-message projection -------------------------------------------------------------------
 
-Changes = list[tuple[int, int]]
+Changes = list[tuple[Any, Any]]
+"""The ``(before, after)`` values of the fields bounded so far in one line."""
 
 
 def _bound_tool_result_content(content: Any) -> Any:
@@ -323,7 +330,7 @@ def _bound_message(message: Any, changes: Changes) -> Any:
         after = _bound_tool_result_content(before)
         if after is before:
             continue
-        changes.append((json_size(before), len(encode(after))))
+        changes.append((before, after))
         if new_blocks is None:
             new_blocks = list(blocks)
         new_blocks[index] = {**block, "content": after}
@@ -349,7 +356,7 @@ def _bound_update(update: Any, changes: Changes) -> Any:
         return update
     for key in ("content", "rawOutput"):
         if projected.get(key) is not update.get(key):
-            changes.append((json_size(update.get(key)), len(encode(projected.get(key)))))
+            changes.append((update.get(key), projected.get(key)))
     return projected
 
 
@@ -411,8 +418,9 @@ def _bound_rpc(frame: Any, changes: Changes) -> Any:
     return frame
 
 
-def bound_value(value: Any, fmt: Format) -> tuple[Any, tuple[tuple[int, int], ...]]:
-    """Bound one parsed line: the new value (``value`` itself when unchanged) and field sizes.
+def bound_value(value: Any, fmt: Format) -> tuple[Any, tuple[tuple[Any, Any], ...]]:
+    """Bound one parsed line: the new value (``value`` itself when unchanged) and the
+    ``(before, after)`` values of its bounded fields.
 
     ``value`` is never mutated; containers on the path to a bounded field are copied.
     """
@@ -575,7 +583,7 @@ def bound_line(line: bytes | bytearray, fmt: Format) -> LineOutcome:
     if problem is not None:
         return LineOutcome(None, problem=problem)
     try:
-        new, fields = bound_value(value, fmt)
+        new, changes = bound_value(value, fmt)
     except Exception as exc:  # a line we cannot bound still goes out, unchanged
         return LineOutcome(None, error=f"left unbounded ({type(exc).__name__}: {exc})")
     if new is value:
@@ -586,7 +594,7 @@ def bound_line(line: bytes | bytearray, fmt: Format) -> LineOutcome:
     end = len(line)
     while line[end - 1] in _WHITESPACE:
         end -= 1
-    return LineOutcome(bytes(line[:start]) + encode(new) + bytes(line[end:]), fields)
+    return LineOutcome(bytes(line[:start]) + encode(new) + bytes(line[end:]), changes)
 
 
 def first_long_line(data: bytes, start: int, end: int) -> int:
@@ -622,6 +630,8 @@ class BoundFilter:
     fmt: Format = Format.STREAM_JSON
     validate: bool = False
     """Parse every short line, not only those failing :func:`quick_line_problem` (slower)."""
+    measure: bool = True
+    """Add up the JSON bytes of bounded fields in ``stats`` (a pass over each bounded field)."""
     stats: BoundStats = field(default_factory=BoundStats)
     warnings: list[tuple[int, str]] = field(default_factory=list)
     _partial: bytearray = field(default_factory=bytearray)
@@ -704,9 +714,11 @@ class BoundFilter:
         if outcome.output is None:
             return line
         self.stats.bounded_lines += 1
-        self.stats.bounded_fields += len(outcome.fields)
-        self.stats.field_bytes_before += sum(before for before, _ in outcome.fields)
-        self.stats.field_bytes_after += sum(after for _, after in outcome.fields)
+        self.stats.bounded_fields += len(outcome.changes)
+        if self.measure:
+            sizes = outcome.fields
+            self.stats.field_bytes_before += sum(before for before, _ in sizes)
+            self.stats.field_bytes_after += sum(after for _, after in sizes)
         return outcome.output
 
     def _warn(self, line_number: int, problem: str) -> None:

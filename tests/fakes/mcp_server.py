@@ -16,8 +16,6 @@ Modes (first argument):
 * ``stubborn``: like ``stdio`` but ignores SIGTERM and stdin EOF (so shutdown must kill it).
 """
 
-from __future__ import annotations
-
 import json
 import os
 import signal
@@ -26,9 +24,6 @@ import sys
 import time
 from typing import Any
 
-from mcp.server.mcpserver import Context, Image, MCPServer
-
-server = MCPServer(os.environ.get("FAKE_MCP_NAME", "bigout"))
 FLOOD_BYTES = 20 * 1024 * 1024
 PNG_1X1 = bytes.fromhex(
     "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
@@ -36,64 +31,65 @@ PNG_1X1 = bytes.fromhex(
 )
 
 
-@server.tool(description="Return a large block of text.", structured_output=False)
-def big_output(n: int = 499_999) -> str:
-    """``n`` ASCII bytes."""
-    return "x" * n
+def build_server() -> Any:
+    """The SDK server with every tool (the SDK is imported here: modes that do not speak
+    through it start without paying for the import)."""
+    from mcp.server.mcpserver import Context, Image, MCPServer
 
+    server = MCPServer(os.environ.get("FAKE_MCP_NAME", "bigout"))
 
-@server.tool(description="Echo the text back.", structured_output=False)
-def echo(text: str) -> str:
-    """The text itself."""
-    return text
+    @server.tool(description="Return a large block of text.", structured_output=False)
+    def big_output(n: int = 499_999) -> str:
+        """``n`` ASCII bytes."""
+        return "x" * n
 
+    @server.tool(description="Echo the text back.", structured_output=False)
+    def echo(text: str) -> str:
+        """The text itself."""
+        return text
 
-@server.tool(description="Always fails.", structured_output=False)
-def fail(message: str = "boom") -> str:
-    """Raise, which the SDK turns into an ``isError`` result."""
-    raise ValueError(message)
+    @server.tool(description="Always fails.", structured_output=False)
+    def fail(message: str = "boom") -> str:
+        """Raise, which the SDK turns into an ``isError`` result."""
+        raise ValueError(message)
 
+    @server.tool(description="Exit the server process in the middle of the call.",
+                 structured_output=False)  # fmt: skip
+    def crash() -> str:
+        """Die without answering."""
+        os._exit(3)
 
-@server.tool(description="Exit the server process in the middle of the call.", structured_output=False)
-def crash() -> str:
-    """Die without answering."""
-    sys.stdout.flush()
-    os._exit(3)
+    @server.tool(description="Never answer.", structured_output=False)
+    async def hang() -> str:
+        """Sleep for an hour."""
+        import anyio
 
+        await anyio.sleep(3600)
+        return "woke up"
 
-@server.tool(description="Never answer.", structured_output=False)
-async def hang() -> str:
-    """Sleep for an hour."""
-    import anyio
+    @server.tool(description="Report progress, then answer.", structured_output=False)
+    async def progress(ctx: Context, steps: int = 3) -> str:  # type: ignore[type-arg]
+        """``steps`` progress notifications (the last without a message)."""
+        for i in range(1, steps + 1):
+            await ctx.report_progress(i, steps, f"step {i}" if i < steps else None)
+        return f"progress done after {steps} steps"
 
-    await anyio.sleep(3600)
-    return "woke up"
+    @server.tool(description="Return 20 MB of text.", structured_output=False)
+    def flood() -> str:
+        """20 MiB of ``y``."""
+        return "y" * FLOOD_BYTES
 
+    @server.tool(description="Return an image and a caption.", structured_output=False)
+    def pic() -> list[Any]:
+        """An image block then a text block."""
+        return [Image(data=PNG_1X1, format="png"), "a tiny picture"]
 
-@server.tool(description="Report progress, then answer.", structured_output=False)
-async def progress(ctx: Context, steps: int = 3) -> str:
-    """``steps`` progress notifications (the last without a message)."""
-    for i in range(1, steps + 1):
-        await ctx.report_progress(i, steps, f"step {i}" if i < steps else None)
-    return f"progress done after {steps} steps"
+    @server.tool(description="Return this server's process id.", structured_output=False)
+    def pid() -> str:
+        """The pid, as text."""
+        return str(os.getpid())
 
-
-@server.tool(description="Return 20 MB of text.", structured_output=False)
-def flood() -> str:
-    """20 MiB of ``y``."""
-    return "y" * FLOOD_BYTES
-
-
-@server.tool(description="Return an image and a caption.", structured_output=False)
-def pic() -> list[Any]:
-    """An image block then a text block."""
-    return [Image(data=PNG_1X1, format="png"), "a tiny picture"]
-
-
-@server.tool(description="Return this server's process id.", structured_output=False)
-def pid() -> str:
-    """The pid, as text."""
-    return str(os.getpid())
+    return server
 
 
 # ---------------------------------------------------------------------------------------------
@@ -109,7 +105,7 @@ def _serve_http() -> None:
     sock.listen(64)
     sys.stdout.write(f"PORT {sock.getsockname()[1]}\n")
     sys.stdout.flush()
-    app = server.streamable_http_app()
+    app = build_server().streamable_http_app()
     config = uvicorn.Config(app, log_level="warning", lifespan="on")
     anyio.run(uvicorn.Server(config).serve, [sock])
 
@@ -158,6 +154,7 @@ def main(argv: list[str]) -> None:
         return
     if mode == "slow-startup":
         time.sleep(float(os.environ.get("FAKE_MCP_DELAY", "30")))
+    server = build_server()
     if mode == "stubborn":
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         server.run("stdio")

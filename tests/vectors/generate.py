@@ -2,7 +2,7 @@
 """Generate headwire's conformance vectors from the upstream Qwen Code oracle.
 
 Regenerate every ``tests/vectors/*.jsonl.gz`` file (needs ``node`` and the oracle package;
-takes a few minutes; the output is deterministic)::
+takes about two minutes; the output is deterministic; ``--out DIR`` writes elsewhere)::
 
     cd /work/main && \\
     QWEN_ORACLE_PKG_DIR=/tmp/oracle-home/node_modules/@qwen-code/qwen-code \\
@@ -53,6 +53,7 @@ String checks (``"checks"`` of a string record), each a list:
 
 from __future__ import annotations
 
+import argparse
 import base64
 import gzip
 import hashlib
@@ -96,17 +97,22 @@ def sha16(s: str) -> str:
 
 def expect_string(s: str) -> Any:
     """How an expected string is stored: verbatim when short, else its length and hash."""
-    if len16(s) <= SHORT_UNITS:  # adjacent surrogates joined, as a JSON round trip does
-        return utf16(s).decode("utf-16-le", "surrogatepass")
-    return {"n": len16(s), "sha": sha16(s)}
+    units = utf16(s)
+    if len(units) <= 2 * SHORT_UNITS:  # adjacent surrogates joined, as a JSON round trip does
+        return units.decode("utf-16-le", "surrogatepass")
+    return {"n": len(units) // 2, "sha": hashlib.sha256(units).hexdigest()[:32]}
 
 
 def string_matches(actual: Any, expected: Any) -> bool:
     if not isinstance(actual, str):
         return False
+    units = utf16(actual)
     if isinstance(expected, str):
-        return utf16(actual) == utf16(expected)
-    return len16(actual) == expected["n"] and sha16(actual) == expected["sha"]
+        return units == utf16(expected)
+    return (
+        len(units) == 2 * expected["n"]
+        and hashlib.sha256(units).hexdigest()[:32] == expected["sha"]
+    )
 
 
 def describe_string(s: Any) -> str:
@@ -559,11 +565,11 @@ def random_string_items(oracle: Oracle, rng: random.Random, count: int) -> list[
         else:
             specs.append(None)  # boundary-targeted, filled below
             continue
-        if n > 12000 and alphabet in LONE_PROFILES:
-            if long_lone < 6:
+        if n > 6000 and alphabet in LONE_PROFILES:
+            if long_lone < 6 and n > 12000:
                 long_lone += 1
             else:
-                alphabet = plain[i % len(plain)]
+                n = rng.randint(1000, 6000)
         spec: Any = gen(n, alphabet)
         if n > 1000 and rng.random() < 0.2:
             atoms = [a for a in ALPHABETS[alphabet] if a not in LONE_HIGH + LONE_LOW]
@@ -717,6 +723,9 @@ def upstream_records(oracle: Oracle) -> list[dict[str, Any]]:
     records = string_checks(oracle, [(spec, planned) for _, spec, planned in items])
     for (name, _, _), record in zip(items, records, strict=True):
         record["name"] = name
+        for check in record["checks"]:  # §5.1: upstream's accounting equals native JSON bytes
+            if check[0] == "p" and check[1] is None:
+                assert check[2] + 2 == record["jb"], name
     # Idempotence: a projected large string projects to itself.
     ratio_spec = items[[n for n, _, _ in items].index("5.1 20/80 ratio")][1]
     projected = oracle.call({"op": "headless", "content": DECODER.string(ratio_spec)})["result"]
@@ -1273,7 +1282,11 @@ def encode_records(node: str, rng: random.Random) -> list[dict[str, Any]]:
 # ----------------------------------------------------------------------------- main
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    args = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    args.add_argument("--out", type=Path, default=HERE, help="folder to write (default: here)")
+    out = args.parse_args(argv).out
+    out.mkdir(parents=True, exist_ok=True)
     paths = oracle_paths()
     if paths is None:
         print("oracle not found (node, oracle.mjs or the package folder)", file=sys.stderr)
@@ -1287,16 +1300,16 @@ def main() -> int:
 
     counts = {}
     records = upstream_records(oracle)
-    counts["upstream"] = write_vectors(HERE / "upstream.jsonl.gz", header, records)
+    counts["upstream"] = write_vectors(out / "upstream.jsonl.gz", header, records)
     items = random_string_items(oracle, rng, 2100)
     records = string_checks(oracle, items)
-    counts["strings"] = write_vectors(HERE / "strings.jsonl.gz", header, records)
+    counts["strings"] = write_vectors(out / "strings.jsonl.gz", header, records)
     records = acp_records(oracle, rng)
-    counts["acp"] = write_vectors(HERE / "acp.jsonl.gz", header, records)
+    counts["acp"] = write_vectors(out / "acp.jsonl.gz", header, records)
     oracle.close()
     records = encode_records(node, rng)
     counts["encode"] = write_vectors(
-        HERE / "encode.jsonl.gz", {"source": {"node": info["node"]}}, records
+        out / "encode.jsonl.gz", {"source": {"node": info["node"]}}, records
     )
     for name, n in counts.items():
         print(f"{name}: {n} records")

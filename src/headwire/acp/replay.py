@@ -24,12 +24,37 @@ from typing import Any
 import orjson
 
 from headwire.acp.updates import message_chunk, tool_call_result, tool_call_start
+from headwire.runtime.recording import RecordingError
 from headwire.runtime.tools.base import Tool
 
-__all__ = ["INTERRUPTED_TEXT", "Replayer"]
+__all__ = ["INTERRUPTED_TEXT", "READ_BUFFER_BYTES", "Replayer", "stream_records"]
+
+READ_BUFFER_BYTES = 1 << 20
+"""Read buffer of the replay: recordings hold lines of hundreds of KB, which an 8 KB buffer
+reassembles in many small reads."""
 
 INTERRUPTED_TEXT = "Tool call was interrupted before it finished."
 """``content`` of a recorded call that has no recorded result."""
+
+
+def stream_records(path: Path) -> Iterator[dict[str, Any]]:
+    """The records of a recording, one line at a time (never the whole file in memory).
+
+    A line that is not a JSON object (a torn last line after a crash) is skipped, as
+    :func:`headwire.runtime.recording.read_records` does.
+    """
+    try:
+        f = path.open("rb", buffering=READ_BUFFER_BYTES)
+    except OSError as exc:
+        raise RecordingError(f"cannot read session recording {path}: {exc.strerror}") from None
+    with f:
+        for line in f:
+            try:
+                record = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                continue
+            if isinstance(record, dict):
+                yield record
 
 
 def _text(content: Any) -> str:

@@ -28,15 +28,23 @@ from headwire.wire import encode
 
 __all__ = [
     "ACP_KINDS",
+    "ALLOW_ALWAYS",
+    "ALLOW_ONCE",
     "MODES",
     "PERMISSION_OPTIONS",
+    "PROTOCOL_VERSION",
+    "REJECT_ONCE",
+    "always_rule",
     "available_commands_update",
     "initialize_result",
     "message_chunk",
     "mode_state",
+    "permission_options",
     "tool_call_in_progress",
     "tool_call_result",
     "tool_call_start",
+    "tool_kind",
+    "tool_locations",
     "tool_meta",
     "tool_title",
 ]

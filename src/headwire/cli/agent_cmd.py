@@ -92,6 +92,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json-fd", type=int, help="Dual Output: mirror stream-JSON events to this descriptor (>= 3)")
     p.add_argument("--json-file", help="Dual Output: mirror stream-JSON events to this file or FIFO")
     p.add_argument("--input-file", help="Dual Output reverse channel: JSONL commands (submit, confirmation_response)")
+    p.add_argument("--acp", "--experimental-acp", dest="acp", action="store_true",
+                   help="serve the Agent Client Protocol (JSON-RPC 2.0) on stdin/stdout")
+    p.add_argument("--mcp-config", action="append", metavar="JSON|FILE",
+                   help="MCP servers ({\"mcpServers\": {...}}) as JSON text or a file; repeatable")
     p.add_argument("-d", "--debug", action="store_true")
     p.add_argument("-v", "--version", action="version", version=__version__)
     claude = p.add_argument_group("Claude Code SDK compatibility (mapped, or ignored with a note)")
@@ -111,7 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 CLAUDE_MODES = {"default": "default", "acceptEdits": "auto-edit", "plan": "plan",
                 "bypassPermissions": "yolo", "dontAsk": "default", "auto": "default"}  # fmt: skip
-IGNORED_CLAUDE_FLAGS = ("--setting-sources", "--mcp-config", "--tools", "--settings",
+IGNORED_CLAUDE_FLAGS = ("--setting-sources", "--tools", "--settings",
                         "--fallback-model", "--max-budget-usd", "--permission-prompt-tool",
                         "--plugin-dir", "--max-thinking-tokens", "--effort", "--json-schema",
                         "--thinking", "--agents", "--betas", "--system-prompt-file",
@@ -235,6 +239,36 @@ def build_agent(
     return agent, close
 
 
+async def build_agent_with_mcp(
+    args: argparse.Namespace, cwd: Path, emit: Callable[[JsonDict], None]
+) -> tuple[Agent, Callable[[], Awaitable[None]]]:
+    """:func:`build_agent` plus the MCP servers of the settings files and ``--mcp-config``
+    (their tools added, ``system/init`` statuses kept live, shut down by the closer)."""
+    from headwire.runtime.mcp.setup import McpConfigError, attach_to_agent, start_mcp
+
+    agent, close = build_agent(args, cwd, emit)
+    try:
+        manager = await start_mcp(data_dir(), cwd, getattr(args, "mcp_config", None),
+                                  debug=bool(args.debug), version=__version__)  # fmt: skip
+    except McpConfigError as exc:
+        await close()
+        raise UsageError(str(exc)) from None
+    except BaseException:
+        await close()
+        raise
+    if manager is None:
+        return agent, close
+    attach_to_agent(agent, manager, _split_list(args.exclude_tools))
+
+    async def close_all() -> None:
+        try:
+            await manager.aclose()
+        finally:
+            await close()
+
+    return agent, close_all
+
+
 async def _run(args: argparse.Namespace, prompt: str | None, writer: WireWriter,
                transport: HeadlessTransport) -> int:  # fmt: skip
     """One prompt (or, with ``prompt=None``, the interactive line-mode REPL)."""
@@ -253,7 +287,7 @@ async def _run(args: argparse.Namespace, prompt: str | None, writer: WireWriter,
             reported.append(failed)
             warn(f"headwire: session recording disabled: {failed}")
 
-    agent, close = build_agent(args, Path.cwd(), emit)
+    agent, close = await build_agent_with_mcp(args, Path.cwd(), emit)
     try:
         try:
             dual = open_dual_output(args, agent.config.session_id, agent.config.cwd, __version__)
@@ -283,6 +317,10 @@ def run_agent(argv: list[str]) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     apply_compat(args)
+    if args.acp:
+        from headwire.acp.server import run_acp
+
+        return run_acp(args, build_agent)
     if args.input_format == "stream-json":
         if args.output_format != "stream-json":
             parser.error("--input-format stream-json requires --output-format stream-json")

@@ -138,7 +138,7 @@ def _silence_stdout() -> None:
 def run_bound(args: list[str]) -> int:
     """Run ``headwire bound ARGS`` on the process's stdin/stdout; return the exit code."""
     options = _parser().parse_args(args)  # exits with EXIT_USAGE on a usage error
-    flt = BoundFilter(Format(options.format), validate=options.validate)
+    flt = BoundFilter(Format(options.format), validate=options.validate, measure=options.stats)
     err = sys.stderr
     try:
         _pump(sys.stdin.buffer, _buffered_stdout(), err, flt)

@@ -40,7 +40,7 @@ from typing import Any, cast
 
 import orjson
 
-from headwire.cli.agent_cmd import CLAUDE_MODES, UsageError, build_agent
+from headwire.cli.agent_cmd import CLAUDE_MODES, UsageError, build_agent_with_mcp
 from headwire.io.stdio import WireWriter, warn
 from headwire.protocol import messages as m
 from headwire.runtime.agent import Agent
@@ -245,8 +245,9 @@ class Session:
             ],
             "blocked_path": self._blocked_path(args),
         }))  # fmt: skip
-        try:
-            body = await asyncio.wait_for(future, self.permission_timeout_s)
+        try:  # asyncio.timeout, not wait_for: an interrupt must never be lost to a late answer
+            async with asyncio.timeout(self.permission_timeout_s):
+                body = await future
         except TimeoutError:
             self._send_cancel(request_id)
             return Decision(allow=False, message=f'Permission request for "{tool.name}" timed '
@@ -335,7 +336,10 @@ class Session:
         elif subtype == "supported_commands":
             response = {"subtype": "supported_commands", "commands": []}
         elif subtype in ("mcp_server_status", "mcp_status"):
-            response = {"subtype": subtype, "status": {}, "mcpServers": []}
+            servers = [dict(s) for s in config.mcp_servers]
+            response = {"subtype": subtype,
+                        "status": {str(s.get("name")): s.get("status") for s in servers},
+                        "mcpServers": servers}  # fmt: skip
         elif subtype == "get_context_usage":
             response = self._context_usage()
         elif subtype == "get_available_models":
@@ -416,7 +420,8 @@ class Session:
             return
         future = self.pending.get(str(body.get("request_id")))
         if future is None:
-            warn(f"headwire: stdin line {self.lineno}: control_response for no pending request")
+            warn(f"headwire: stdin line {self.lineno}: control_response for a request that is no "
+                 "longer pending, ignored")  # fmt: skip
         elif not future.done():
             future.set_result(body)
 
@@ -549,7 +554,7 @@ def run_session(args: argparse.Namespace) -> int:
         raise RuntimeError("emit before the session was wired")
 
     async def main() -> int:
-        agent, close = build_agent(args, Path.cwd(), emit=not_wired)
+        agent, close = await build_agent_with_mcp(args, Path.cwd(), emit=not_wired)
         try:
             session = Session(args, agent, writer, claude_compat=_claude_client(args))
             return await session.run(_stdin_fd())

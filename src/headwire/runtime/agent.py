@@ -101,6 +101,8 @@ class AgentConfig:
     depth: int = 0
     max_subagent_depth: int = 1
     agent_names: tuple[str, ...] = ()
+    mcp_servers: list[dict[str, Any]] = field(default_factory=list)
+    """``system/init``'s ``mcp_servers``: ``[{"name", "status"}]`` of the configured servers."""
 
 
 DEFAULT_SYSTEM_PROMPT = (
@@ -169,13 +171,24 @@ class Agent:
             )
         )  # fmt: skip
 
+    def _progress(self, call_id: str, content: m.JsonDict) -> None:
+        """A ``tool_progress`` stream event (partial messages only; never tagged with a parent)."""
+        if self.config.include_partial_messages:
+            self.emit(
+                m.stream_event(
+                    uuid=self.new_uuid(), session_id=self.config.session_id,
+                    parent_tool_use_id=None,
+                    event={"type": "tool_progress", "tool_use_id": call_id, "content": content},
+                )
+            )  # fmt: skip
+
     def init_message(self) -> m.JsonDict:
         """``system/init`` for this session."""
         return m.system_init(
             session_id=self.config.session_id,
             cwd=str(self.config.cwd),
             tools=list(self.tools),
-            mcp_servers=[],
+            mcp_servers=[dict(server) for server in self.config.mcp_servers],
             model=self.model.name,
             permission_mode=self.config.approval_mode,
             slash_commands=[],
@@ -546,6 +559,7 @@ class Agent:
         )  # fmt: skip
         ctx.call_id = call.call_id
         ctx.owner = self
+        ctx.progress = lambda content: self._progress(call.call_id, content)
         self.observer.tool_started(call, tool)
         try:
             return await tool.run(args, ctx)

@@ -23,6 +23,7 @@ string run with orjson, so no per-character Python loop ever runs.
 
 from __future__ import annotations
 
+import json as _stdlib_json
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -33,6 +34,7 @@ import orjson
 __all__ = ["encode", "encode_str", "js_number", "payload_bytes"]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
 _ARRAY_INDEX = re.compile("(?:0|[1-9][0-9]{0,9})\\Z")
 _MAX_ARRAY_INDEX = 2**32 - 2
 _MAX_SAFE_INT = 2**53
@@ -51,15 +53,11 @@ def encode_str(s: str) -> bytes:
         return orjson.dumps(s)
     except TypeError:
         pass
-    joined = _join_pairs(s)
-    pieces = _SURROGATE.split(joined)
-    lone = _SURROGATE.findall(joined)
-    out = [orjson.dumps(pieces[0])[:-1]]
-    for cp, piece in zip(lone, pieces[1:], strict=True):
-        out.append(b"\\u%04x" % ord(cp))
-        out.append(orjson.dumps(piece)[1:-1])
-    out.append(b'"')
-    return b"".join(out)
+    # Surrogates: join real pairs, then let the stdlib's C encoder escape the rest of the
+    # string exactly as V8 does (short escapes, lowercase \u00xx, U+2028/DEL raw) and turn
+    # each remaining lone surrogate into \udxxx while encoding to UTF-8.
+    joined = _join_pairs(s) if _PAIR.search(s) is not None else s
+    return _stdlib_json.dumps(joined, ensure_ascii=False).encode("utf-8", "backslashreplace")
 
 
 def payload_bytes(s: str) -> int:

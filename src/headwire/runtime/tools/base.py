@@ -9,6 +9,7 @@ ever projected here.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -40,6 +41,9 @@ class ToolContext:
     """The tool call's id (``tool_use.id``)."""
     owner: Any = None
     """The agent running the call (the ``agent`` tool spawns its subagent from it)."""
+    progress: Callable[[dict[str, Any]], None] | None = None
+    """Optional progress sink: MCP tools call it with ``{"type": "mcp_tool_progress",
+    "progress": p, "total": t, "message": m}`` (``total``/``message`` only when known)."""
 
 
 @dataclass(slots=True)

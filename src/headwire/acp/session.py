@@ -1,0 +1,187 @@
+"""One ACP session's state, its observer (agent events -> ``session/update``) and the parsing
+of ``session/*`` params.
+
+The observer builds unprojected updates (:mod:`headwire.acp.updates`) and hands each to an
+:class:`UpdateSink`, the server, which projects and writes it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from headwire.acp import jsonrpc as rpc
+from headwire.acp.updates import (
+    message_chunk,
+    tool_call_in_progress,
+    tool_call_result,
+    tool_call_start,
+)
+from headwire.protocol.messages import JsonDict
+from headwire.runtime.agent import Agent, AgentObserver
+from headwire.runtime.models.base import ToolCall
+from headwire.runtime.tools.base import Tool, ToolOutcome
+
+__all__ = [
+    "AcpSession",
+    "SessionUpdates",
+    "UpdateSink",
+    "cwd_param",
+    "mcp_servers_param",
+    "object_params",
+    "prompt_text",
+    "string_param",
+]
+
+
+class UpdateSink(Protocol):
+    """Where a session's updates go (the server): it projects, encodes and writes them."""
+
+    def send_update(self, session_id: str, update: dict[str, Any]) -> None:
+        """Write one ``session/update`` payload."""
+        ...
+
+    def stop_turn(self, session: AcpSession, reason: str) -> None:
+        """End the session's running turn, answering its prompt with ``reason``."""
+        ...
+
+
+@dataclass(eq=False)
+class AcpSession:
+    """One ACP session: an agent (conversation, tools, recording) and its running prompt."""
+
+    id: str
+    cwd: Path
+    agent: Agent
+    close: Callable[[], Awaitable[None]]
+    mcp_servers: list[dict[str, Any]] = field(default_factory=list)
+    history: Path | None = None
+    """A loaded recording whose conversation is read back before the first prompt."""
+    prompt_task: asyncio.Task[JsonDict] | None = None
+    stop_reason: str | None = None
+    """Set when the server itself ends the running turn (after a rejected permission)."""
+    stop_after: str | None = None
+    """The call whose result ends the turn (a rejected or cancelled permission request)."""
+    stopping: bool = False
+    """The running turn is being ended: no further agent event may reach the wire."""
+    open_calls: dict[str, str] = field(default_factory=dict)
+    """Tool calls announced with ``tool_call`` and not yet answered: id -> tool name."""
+
+
+class SessionUpdates(AgentObserver):
+    """Turns the agent's events into ``session/update`` notifications of one session.
+
+    Once the server decided to end the turn (:attr:`AcpSession.stopping`), the next event
+    raises :class:`asyncio.CancelledError` inside the turn: the task's own cancellation lands
+    only where the turn next waits, and a model that answers without waiting would otherwise
+    run on.
+    """
+
+    def __init__(self, server: UpdateSink, session: AcpSession) -> None:
+        self.server = server
+        self.session = session
+
+    def _stopped(self) -> None:
+        if self.session.stopping:
+            raise asyncio.CancelledError
+
+    def text_delta(self, text: str) -> None:
+        self._stopped()
+        self.server.send_update(self.session.id, message_chunk("agent_message_chunk", text))
+
+    def thinking_delta(self, text: str) -> None:
+        self._stopped()
+        self.server.send_update(self.session.id, message_chunk("agent_thought_chunk", text))
+
+    def tool_call(self, call: ToolCall, tool: Tool | None) -> None:
+        self._stopped()
+        self.session.open_calls[call.call_id] = call.name
+        self.server.send_update(
+            self.session.id,
+            tool_call_start(call.call_id, call.name, tool, call.args, self.session.cwd),
+        )
+
+    def tool_started(self, call: ToolCall, tool: Tool) -> None:
+        self._stopped()
+        self.server.send_update(
+            self.session.id,
+            tool_call_in_progress(call.call_id, call.name, tool, call.args, self.session.cwd),
+        )
+
+    def tool_result(
+        self, call: ToolCall, tool: Tool | None, outcome: ToolOutcome, model_text: str
+    ) -> None:
+        self.session.open_calls.pop(call.call_id, None)
+        failed = outcome.error is not None
+        text = outcome.error if failed and outcome.error else model_text
+        self.server.send_update(
+            self.session.id,
+            tool_call_result(call.call_id, call.name, tool, failed=failed, text=text,
+                             display=outcome.display),
+        )  # fmt: skip
+        if self.session.stop_after == call.call_id:
+            self.session.stop_after = None
+            self.server.stop_turn(self.session, "end_turn")
+
+
+def prompt_text(blocks: Any) -> str:
+    """The prompt of ``session/prompt``: text blocks, resource links (``@uri``) and embedded
+    text resources, joined by newlines; other content is invalid (not advertised)."""
+    if not isinstance(blocks, list):
+        raise rpc.RpcError.invalid_params("prompt must be an array of content blocks")
+    parts: list[str] = []
+    for block in blocks:
+        kind = block.get("type") if isinstance(block, dict) else None
+        if kind == "text" and isinstance(block.get("text"), str):
+            parts.append(block["text"])
+        elif kind == "resource_link" and isinstance(block.get("uri"), str):
+            parts.append("@" + block["uri"].removeprefix("file://"))
+        elif kind == "resource" and isinstance(block.get("resource"), dict):
+            resource = block["resource"]
+            uri, text = resource.get("uri"), resource.get("text")
+            if not isinstance(text, str):
+                raise rpc.RpcError.invalid_params("only text resources can be embedded")
+            parts.append(f"Content of {uri}:\n{text}" if isinstance(uri, str) else text)
+        elif isinstance(kind, str):
+            raise rpc.RpcError.invalid_params(f"unsupported or malformed {kind} content block")
+        else:
+            raise rpc.RpcError.invalid_params("each content block must be an object with a type")
+    return "\n".join(parts)
+
+
+def object_params(params: Any) -> dict[str, Any]:
+    """``params`` as an object, or ``-32602``."""
+    if not isinstance(params, dict):
+        raise rpc.RpcError.invalid_params("params must be an object")
+    return params
+
+
+def string_param(params: dict[str, Any], key: str) -> str:
+    """A required non-empty string member, or ``-32602``."""
+    value = params.get(key)
+    if not isinstance(value, str) or not value:
+        raise rpc.RpcError.invalid_params(f"{key} must be a non-empty string")
+    return value
+
+
+def cwd_param(params: dict[str, Any]) -> Path:
+    """``cwd``: an absolute path to an existing directory, or ``-32602``."""
+    path = Path(string_param(params, "cwd"))
+    if not path.is_absolute():
+        raise rpc.RpcError.invalid_params("cwd must be an absolute path")
+    if not path.is_dir():
+        raise rpc.RpcError.invalid_params(f"cwd is not a directory: {path}")
+    return path
+
+
+def mcp_servers_param(params: dict[str, Any]) -> list[dict[str, Any]]:
+    """``mcpServers`` (optional, default none): objects with a ``name``, kept as sent."""
+    servers = params.get("mcpServers", [])
+    if not isinstance(servers, list) or not all(
+        isinstance(s, dict) and isinstance(s.get("name"), str) for s in servers
+    ):
+        raise rpc.RpcError.invalid_params("mcpServers must be an array of objects with a name")
+    return servers

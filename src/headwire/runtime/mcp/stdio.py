@@ -1,0 +1,218 @@
+"""The stdio transport for MCP servers: a child process speaking newline-delimited JSON-RPC.
+
+Same contract as the SDK's ``stdio_client`` (an async context manager yielding the read and
+write streams a ``ClientSession`` drives), with three differences that matter here:
+
+* framing is linear: a message is found with ``StreamReader.readuntil`` (which never rescans
+  what it has searched), so a 20 MB result costs one parse, not a quadratic re-split; big
+  messages are parsed off the event loop;
+* the server's stderr is captured (its last lines explain a failed start) and echoed to ours
+  only when ``debug`` is on, like upstream, so tracebacks a server logs do not flood the CLI;
+* shutdown follows the MCP spec (close stdin, wait, SIGTERM the process group, wait, SIGKILL)
+  with every wait bounded and shielded from cancellation, and then also signals the group so
+  helpers the server spawned do not outlive it.  The asyncio child watcher reaps the process.
+
+Process state (pid, exit code, stderr tail, whether it closed) is kept on a
+:class:`ProcessState` the caller passes in.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import sys
+from collections import deque
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+
+import anyio
+import anyio.to_thread
+import mcp_types as types
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from mcp.shared.message import SessionMessage
+
+MAX_MESSAGE_BYTES = 256 * 1024 * 1024
+"""A message longer than this drops the connection (the call fails, the session goes on)."""
+OFFLOAD_PARSE_BYTES = 1 << 20
+EXIT_GRACE_S = 2.0
+TERM_GRACE_S = 2.0
+KILL_WAIT_S = 2.0
+FLUSH_S = 0.5
+STDERR_TAIL_BYTES = 8192
+
+
+@dataclass(slots=True)
+class StdioLaunch:
+    """How to start the server."""
+
+    command: str
+    args: tuple[str, ...] = ()
+    env: dict[str, str] | None = None
+    cwd: str | None = None
+
+
+@dataclass(slots=True)
+class ProcessState:
+    """What is known about the running server process."""
+
+    pid: int | None = None
+    returncode: int | None = None
+    process: asyncio.subprocess.Process | None = None
+    closed: bool = False
+    shutting_down: bool = False
+    stderr_tail: deque[bytes] = field(default_factory=deque)
+    stderr_bytes: int = 0
+
+    def exit_code(self) -> int | None:
+        """The process's exit code once the child watcher has reaped it, else ``None``."""
+        if self.returncode is None and self.process is not None:
+            self.returncode = self.process.returncode
+        return self.returncode
+
+    def add_stderr(self, chunk: bytes) -> None:
+        """Keep the last :data:`STDERR_TAIL_BYTES` of the server's stderr."""
+        self.stderr_tail.append(chunk)
+        self.stderr_bytes += len(chunk)
+        while self.stderr_bytes - len(self.stderr_tail[0]) >= STDERR_TAIL_BYTES:
+            self.stderr_bytes -= len(self.stderr_tail.popleft())
+
+    def stderr_text(self, limit: int = 600) -> str:
+        """The end of the server's stderr as one trimmed line-ish string."""
+        text = b"".join(self.stderr_tail).decode("utf-8", "replace").strip()
+        return text[-limit:]
+
+
+def _parse(line: bytes) -> SessionMessage | Exception:
+    try:
+        return SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
+    except ValueError as exc:
+        return exc
+
+
+def _signal_group(pid: int, signum: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signum)
+
+
+async def _wait_exit(proc: asyncio.subprocess.Process, timeout: float) -> bool:
+    """Whether the process exited within ``timeout`` (polls ``returncode``, which the child
+    watcher sets on reaping; ``wait()`` would also wait for pipes a grandchild holds)."""
+    deadline = anyio.current_time() + timeout
+    while proc.returncode is None:
+        if anyio.current_time() >= deadline:
+            return False
+        await anyio.sleep(0.01)
+    return True
+
+
+async def _stop(proc: asyncio.subprocess.Process) -> None:
+    """Spec shutdown: stdin closed, then SIGTERM, then SIGKILL, to the whole process group."""
+    if proc.stdin is not None:
+        with contextlib.suppress(OSError, RuntimeError):
+            proc.stdin.close()
+    if not await _wait_exit(proc, EXIT_GRACE_S):
+        _signal_group(proc.pid, signal.SIGTERM)
+        if not await _wait_exit(proc, TERM_GRACE_S):
+            _signal_group(proc.pid, signal.SIGKILL)
+            await _wait_exit(proc, KILL_WAIT_S)
+    # Helpers the server started (same session) must not outlive it.
+    _signal_group(proc.pid, signal.SIGTERM)
+
+
+@asynccontextmanager
+async def stdio_transport(
+    launch: StdioLaunch,
+    state: ProcessState,
+    on_close: Callable[[], None] | None = None,
+    debug: bool = False,
+) -> AsyncIterator[tuple[MemoryObjectReceiveStream[SessionMessage | Exception],
+                         MemoryObjectSendStream[SessionMessage]]]:  # fmt: skip
+    """Start the server and yield ``(read_stream, write_stream)``; raises ``OSError`` when
+    the command cannot be started.  ``on_close`` runs when the server's stdout ends before
+    shutdown (it crashed or exited)."""
+    proc = await asyncio.create_subprocess_exec(
+        launch.command, *launch.args, stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=launch.cwd,
+        env=launch.env, start_new_session=True, limit=MAX_MESSAGE_BYTES,
+    )  # fmt: skip
+    state.pid, state.process = proc.pid, proc
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    stdin, stdout, stderr = proc.stdin, proc.stdout, proc.stderr
+    read_send, read_recv = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    write_send, write_recv = anyio.create_memory_object_stream[SessionMessage](0)
+    writer_done = anyio.Event()
+
+    async def deliver(line: bytes) -> None:
+        if len(line) > OFFLOAD_PARSE_BYTES:
+            item = await anyio.to_thread.run_sync(_parse, line)
+        else:
+            item = _parse(line)
+        await read_send.send(item)
+
+    async def reader() -> None:
+        try:
+            async with read_send:
+                while True:
+                    try:
+                        line = await stdout.readuntil(b"\n")
+                    except asyncio.IncompleteReadError as exc:
+                        if exc.partial.strip():
+                            await deliver(exc.partial)
+                        break
+                    except asyncio.LimitOverrunError:
+                        await read_send.send(ValueError(
+                            f"MCP message over {MAX_MESSAGE_BYTES} bytes; connection dropped"))
+                        break
+                    if line.strip():
+                        await deliver(line)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+            pass
+        finally:
+            state.closed = True
+            state.returncode = proc.returncode
+            if not state.shutting_down and on_close is not None:
+                on_close()
+
+    async def writer() -> None:
+        try:
+            async with write_recv:
+                async for message in write_recv:
+                    data = message.message.model_dump_json(by_alias=True, exclude_unset=True)
+                    stdin.write(data.encode("utf-8") + b"\n")
+                    await stdin.drain()
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError, RuntimeError):
+            await read_send.aclose()  # the session sees the connection end, not a hang
+        finally:
+            writer_done.set()
+
+    async def drain_stderr() -> None:
+        with contextlib.suppress(OSError, ValueError):
+            while chunk := await stderr.read(4096):
+                state.add_stderr(chunk)
+                if debug:
+                    sys.stderr.write(chunk.decode("utf-8", "replace"))
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(reader)
+        tg.start_soon(writer)
+        tg.start_soon(drain_stderr)
+        try:
+            yield read_recv, write_send
+        finally:
+            state.shutting_down = True
+            with anyio.CancelScope(shield=True):
+                write_send.close()
+                with anyio.move_on_after(FLUSH_S):
+                    await writer_done.wait()
+                await _stop(proc)
+                state.returncode = proc.returncode
+                for stream in (read_recv, write_send, read_send, write_recv):
+                    await stream.aclose()
+            tg.cancel_scope.cancel()
+    transport = getattr(proc, "_transport", None)  # closed now, not at GC
+    with contextlib.suppress(Exception):
+        if transport is not None:
+            transport.close()

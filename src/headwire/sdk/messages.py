@@ -1,0 +1,411 @@
+"""Typed views of the stream-JSON wire messages, as a client reads them.
+
+Every message a persistent session writes on stdout has a dataclass here, built from the
+decoded JSON object by :func:`parse_message`.  Parsing is tolerant: unknown fields are ignored
+(each object keeps the decoded dict in ``raw``), missing optional fields get neutral defaults,
+unknown message types become :class:`UnknownMessage` and unknown content blocks
+:class:`UnknownBlock`, so a newer CLI never breaks an older client.  Only a value that is not a
+JSON object at all is an error (:class:`MessageParseError`).
+
+The field names are the wire's (``session_id``, ``parent_tool_use_id`` ...), so a field means
+what it means in Qwen Code's stream-JSON output.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+JsonDict = dict[str, Any]
+
+
+class MessageParseError(ValueError):
+    """A line decoded to something that is not a message object."""
+
+
+# -- content blocks ---------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class TextBlock:
+    """``{"type":"text","text"}``: assistant text (or user text)."""
+
+    text: str
+    raw: JsonDict = field(default_factory=dict, repr=False)
+
+
+@dataclass(slots=True)
+class ThinkingBlock:
+    """``{"type":"thinking","thinking","signature"?}``: reasoning; ``signature`` is its subject."""
+
+    thinking: str
+    signature: str | None = None
+    raw: JsonDict = field(default_factory=dict, repr=False)
+
+
+@dataclass(slots=True)
+class ToolUseBlock:
+    """``{"type":"tool_use","id","name","input"}``: a tool call the model made."""
+
+    id: str
+    name: str
+    input: JsonDict
+    raw: JsonDict = field(default_factory=dict, repr=False)
+
+
+@dataclass(slots=True)
+class ToolResultBlock:
+    """``{"type":"tool_result","tool_use_id","is_error","content"?}``: a tool's result.
+
+    ``content`` is the wire's display text (bounded by the CLI's projection), absent (``None``)
+    when the tool had nothing to show; a list of blocks is passed through as decoded.
+    """
+
+    tool_use_id: str
+    is_error: bool = False
+    content: str | list[Any] | None = None
+    raw: JsonDict = field(default_factory=dict, repr=False)
+
+
+@dataclass(slots=True)
+class UnknownBlock:
+    """A content block of a type this client does not know."""
+
+    type: str
+    raw: JsonDict = field(default_factory=dict, repr=False)
+
+
+ContentBlock = TextBlock | ThinkingBlock | ToolUseBlock | ToolResultBlock | UnknownBlock
+
+
+# -- messages ---------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class SystemMessage:
+    """``system``: ``init`` (once per turn: tools, model, permission mode) or an event.
+
+    For ``init`` the typed fields are filled; for events (``task_started``,
+    ``session_recording_degraded`` ...) the payload is ``data``.
+    """
+
+    subtype: str
+    session_id: str = ""
+    uuid: str = ""
+    cwd: str | None = None
+    tools: list[str] = field(default_factory=list)
+    mcp_servers: list[JsonDict] = field(default_factory=list)
+    model: str | None = None
+    permission_mode: str | None = None
+    slash_commands: list[str] = field(default_factory=list)
+    version: str | None = None
+    agents: list[str] = field(default_factory=list)
+    data: JsonDict | None = None
+    raw: JsonDict = field(default_factory=dict, repr=False)
+
+
+@dataclass(slots=True)
+class AssistantMessage:
+    """``assistant``: one model message (one block type per message, upstream's rule)."""
+
+    uuid: str
+    session_id: str
+    model: str
+    content: list[ContentBlock]
+    parent_tool_use_id: str | None = None
+    message_id: str | None = None
+    stop_reason: str | None = None
+    usage: JsonDict = field(default_factory=dict)
+    raw: JsonDict = field(default_factory=dict, repr=False)
+
+    @property
+    def text(self) -> str:
+        """The concatenated text blocks."""
+        return "".join(b.text for b in self.content if isinstance(b, TextBlock))
+
+
+@dataclass(slots=True)
+class UserMessage:
+    """``user``: a tool result (one ``tool_result`` block) or an echoed prompt."""
+
+    content: list[ContentBlock] | str
+    uuid: str = ""
+    session_id: str = ""
+    parent_tool_use_id: str | None = None
+    raw: JsonDict = field(default_factory=dict, repr=False)
+
+    @property
+    def tool_results(self) -> list[ToolResultBlock]:
+        """The ``tool_result`` blocks."""
+        if isinstance(self.content, str):
+            return []
+        return [b for b in self.content if isinstance(b, ToolResultBlock)]
+
+
+@dataclass(slots=True)
+class PermissionDenial:
+    """One entry of ``result.permission_denials``: a tool call that was not allowed to run."""
+
+    tool_name: str
+    tool_use_id: str
+    tool_input: JsonDict
+
+
+@dataclass(slots=True)
+class ResultMessage:
+    """``result``: the end of a turn; ``error`` carries ``error.message`` when ``is_error``."""
+
+    subtype: str
+    session_id: str
+    is_error: bool
+    uuid: str = ""
+    duration_ms: int = 0
+    duration_api_ms: int = 0
+    num_turns: int = 0
+    result: str | None = None
+    usage: JsonDict = field(default_factory=dict)
+    permission_denials: list[PermissionDenial] = field(default_factory=list)
+    error: str | None = None
+    stats: JsonDict | None = None
+    raw: JsonDict = field(default_factory=dict, repr=False)
+
+
+@dataclass(slots=True)
+class StreamEvent:
+    """``stream_event``: a partial message (``--include-partial-messages``) or progress."""
+
+    event: JsonDict
+    uuid: str = ""
+    session_id: str = ""
+    parent_tool_use_id: str | None = None
+    raw: JsonDict = field(default_factory=dict, repr=False)
+
+    @property
+    def event_type(self) -> str:
+        """``event.type`` (``content_block_delta``, ``goal_state`` ...)."""
+        return str(self.event.get("type", ""))
+
+
+@dataclass(slots=True)
+class ControlRequest:
+    """``control_request``: a request from the CLI (``can_use_tool``, ``mcp_message``)."""
+
+    request_id: str
+    subtype: str
+    request: JsonDict
+    raw: JsonDict = field(default_factory=dict, repr=False)
+
+
+@dataclass(slots=True)
+class ControlResponse:
+    """``control_response``: the CLI's answer to one of the client's requests."""
+
+    request_id: str
+    subtype: str
+    response: JsonDict | None = None
+    error: str | None = None
+    raw: JsonDict = field(default_factory=dict, repr=False)
+
+
+@dataclass(slots=True)
+class ControlCancelRequest:
+    """``control_cancel_request``: the CLI abandons a request (``None``: all of them)."""
+
+    request_id: str | None
+    raw: JsonDict = field(default_factory=dict, repr=False)
+
+
+@dataclass(slots=True)
+class UnknownMessage:
+    """A message of a type this client does not know (kept whole in ``raw``)."""
+
+    type: str
+    raw: JsonDict = field(default_factory=dict, repr=False)
+
+
+Message = (
+    SystemMessage
+    | AssistantMessage
+    | UserMessage
+    | ResultMessage
+    | StreamEvent
+    | ControlRequest
+    | ControlResponse
+    | ControlCancelRequest
+    | UnknownMessage
+)
+
+
+# -- parsing ----------------------------------------------------------------------------------
+
+
+def _str(d: JsonDict, key: str, default: str = "") -> str:
+    value = d.get(key)
+    return value if isinstance(value, str) else default
+
+
+def _opt_str(d: JsonDict, key: str) -> str | None:
+    value = d.get(key)
+    return value if isinstance(value, str) else None
+
+
+def _int(d: JsonDict, key: str) -> int:
+    value = d.get(key)
+    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0
+
+
+def _dict(value: Any) -> JsonDict:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def parse_block(block: Any) -> ContentBlock:
+    """One content block; anything unrecognised becomes :class:`UnknownBlock`."""
+    if not isinstance(block, dict):
+        return UnknownBlock(type=type(block).__name__, raw={"value": block})
+    kind = _str(block, "type")
+    if kind == "text":
+        return TextBlock(_str(block, "text"), raw=block)
+    if kind == "thinking":
+        return ThinkingBlock(_str(block, "thinking"), _opt_str(block, "signature"), raw=block)
+    if kind == "tool_use":
+        return ToolUseBlock(_str(block, "id"), _str(block, "name"), _dict(block.get("input")),
+                            raw=block)  # fmt: skip
+    if kind == "tool_result":
+        content = block.get("content")
+        return ToolResultBlock(
+            _str(block, "tool_use_id"), bool(block.get("is_error")),
+            content if isinstance(content, str | list) else None, raw=block,
+        )  # fmt: skip
+    return UnknownBlock(kind, raw=block)
+
+
+def _system(d: JsonDict) -> SystemMessage:
+    version = _opt_str(d, "qwen_code_version") or _opt_str(d, "claude_code_version")
+    data = d.get("data")
+    return SystemMessage(
+        subtype=_str(d, "subtype"), session_id=_str(d, "session_id"), uuid=_str(d, "uuid"),
+        cwd=_opt_str(d, "cwd"), tools=[t for t in _list(d.get("tools")) if isinstance(t, str)],
+        mcp_servers=[s for s in _list(d.get("mcp_servers")) if isinstance(s, dict)],
+        model=_opt_str(d, "model"), permission_mode=_opt_str(d, "permission_mode"),
+        slash_commands=[c for c in _list(d.get("slash_commands")) if isinstance(c, str)],
+        version=version, agents=[a for a in _list(d.get("agents")) if isinstance(a, str)],
+        data=data if isinstance(data, dict) else None, raw=d,
+    )  # fmt: skip
+
+
+def _assistant(d: JsonDict) -> AssistantMessage:
+    inner = _dict(d.get("message"))
+    return AssistantMessage(
+        uuid=_str(d, "uuid"), session_id=_str(d, "session_id"), model=_str(inner, "model"),
+        content=[parse_block(b) for b in _list(inner.get("content"))],
+        parent_tool_use_id=_opt_str(d, "parent_tool_use_id"), message_id=_opt_str(inner, "id"),
+        stop_reason=_opt_str(inner, "stop_reason"), usage=_dict(inner.get("usage")), raw=d,
+    )  # fmt: skip
+
+
+def _user(d: JsonDict) -> UserMessage:
+    content = _dict(d.get("message")).get("content")
+    parsed: list[ContentBlock] | str = (
+        content if isinstance(content, str) else [parse_block(b) for b in _list(content)]
+    )
+    return UserMessage(parsed, uuid=_str(d, "uuid"), session_id=_str(d, "session_id"),
+                       parent_tool_use_id=_opt_str(d, "parent_tool_use_id"), raw=d)  # fmt: skip
+
+
+def _result(d: JsonDict) -> ResultMessage:
+    denials = [
+        PermissionDenial(_str(x, "tool_name"), _str(x, "tool_use_id"), _dict(x.get("tool_input")))
+        for x in _list(d.get("permission_denials"))
+        if isinstance(x, dict)
+    ]
+    error = d.get("error")
+    message = error.get("message") if isinstance(error, dict) else error
+    stats = d.get("stats")
+    return ResultMessage(
+        subtype=_str(d, "subtype"), session_id=_str(d, "session_id"),
+        is_error=bool(d.get("is_error")), uuid=_str(d, "uuid"),
+        duration_ms=_int(d, "duration_ms"), duration_api_ms=_int(d, "duration_api_ms"),
+        num_turns=_int(d, "num_turns"), result=_opt_str(d, "result"), usage=_dict(d.get("usage")),
+        permission_denials=denials, error=str(message) if message is not None else None,
+        stats=stats if isinstance(stats, dict) else None, raw=d,
+    )  # fmt: skip
+
+
+def _control_response(d: JsonDict) -> ControlResponse:
+    body = _dict(d.get("response"))
+    error = body.get("error")
+    if isinstance(error, dict):
+        error = error.get("message", error)
+    response = body.get("response")
+    return ControlResponse(
+        request_id=_str(body, "request_id"), subtype=_str(body, "subtype"),
+        response=response if isinstance(response, dict) else None,
+        error=str(error) if error is not None else None, raw=d,
+    )  # fmt: skip
+
+
+def parse_message(data: Any) -> Message:
+    """The typed message for one decoded stream-JSON line."""
+    if not isinstance(data, dict):
+        raise MessageParseError(f"a stream-JSON message must be an object, got {type(data).__name__}")
+    kind = data.get("type")
+    if kind == "system":
+        return _system(data)
+    if kind == "assistant":
+        return _assistant(data)
+    if kind == "user":
+        return _user(data)
+    if kind == "result":
+        return _result(data)
+    if kind == "stream_event":
+        return StreamEvent(_dict(data.get("event")), uuid=_str(data, "uuid"),
+                           session_id=_str(data, "session_id"),
+                           parent_tool_use_id=_opt_str(data, "parent_tool_use_id"), raw=data)  # fmt: skip
+    if kind == "control_request":
+        request = _dict(data.get("request"))
+        return ControlRequest(_str(data, "request_id"), _str(request, "subtype"), request, raw=data)
+    if kind == "control_response":
+        return _control_response(data)
+    if kind == "control_cancel_request":
+        return ControlCancelRequest(_opt_str(data, "request_id"), raw=data)
+    return UnknownMessage(kind if isinstance(kind, str) else "", raw=data)
+
+
+def user_input(prompt: str | list[JsonDict], session_id: str = "") -> JsonDict:
+    """The input ``user`` line for ``prompt`` (with ``session_id`` and ``parent_tool_use_id``,
+    which older CLIs require)."""
+    return {
+        "type": "user",
+        "session_id": session_id,
+        "message": {"role": "user", "content": prompt},
+        "parent_tool_use_id": None,
+    }
+
+
+__all__ = [
+    "AssistantMessage",
+    "ContentBlock",
+    "ControlCancelRequest",
+    "ControlRequest",
+    "ControlResponse",
+    "Message",
+    "MessageParseError",
+    "PermissionDenial",
+    "ResultMessage",
+    "StreamEvent",
+    "SystemMessage",
+    "TextBlock",
+    "ThinkingBlock",
+    "ToolResultBlock",
+    "ToolUseBlock",
+    "UnknownBlock",
+    "UnknownMessage",
+    "UserMessage",
+    "parse_block",
+    "parse_message",
+    "user_input",
+]

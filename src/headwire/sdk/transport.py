@@ -1,0 +1,264 @@
+"""The subprocess under a client: spawn, write JSON lines, read lines of any length, reap.
+
+``stdout`` is read in chunks and split on ``b"\\n"`` here, never with
+``StreamReader.readline`` (whose 64 KiB limit is what makes the published ``qwen-code-sdk``
+fail on long lines); a line may be hundreds of megabytes.  ``stderr`` is drained concurrently,
+so a chatty CLI never blocks on a full pipe, into a bounded tail buffer that error messages
+quote.  :meth:`SubprocessTransport.close` always leaves no process behind: it closes stdin,
+waits, then terminates and kills, also when the caller is being cancelled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import sys
+from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from pathlib import Path
+
+READ_CHUNK = 4 << 20
+"""Bytes per read of stdout (also the pipe buffer limit: not a line limit)."""
+
+STDERR_TAIL_BYTES = 64 << 10
+"""stderr kept for error messages (the last this many bytes)."""
+
+
+class TransportError(Exception):
+    """The CLI process could not be started or written to."""
+
+
+def resolve_command(executable: str | Sequence[str] | None) -> list[str]:
+    """The argv prefix that runs the CLI.
+
+    ``None`` runs headwire with this interpreter (``python -m headwire``); a path ending in
+    ``.py`` runs with this interpreter, ``.js``/``.mjs``/``.cjs`` with ``node``; any other path
+    is executed directly; a bare name is looked up on ``PATH`` (so ``"qwen"`` drives the upstream
+    Qwen Code CLI); a sequence is used as is.
+    """
+    if executable is None:
+        return [sys.executable, "-m", "headwire"]
+    if not isinstance(executable, str):
+        return list(executable)
+    if os.sep not in executable and (os.altsep is None or os.altsep not in executable):
+        return [shutil.which(executable) or executable]
+    path = Path(executable).expanduser().resolve()
+    suffix = path.suffix.lower()
+    if suffix == ".py":
+        return [sys.executable, str(path)]
+    if suffix in (".js", ".mjs", ".cjs"):
+        return ["node", str(path)]
+    return [str(path)]
+
+
+def headwire_env(env: Mapping[str, str]) -> dict[str, str]:
+    """``env`` with this headwire's source root on ``PYTHONPATH`` (for ``python -m headwire``)."""
+    root = str(Path(__file__).resolve().parents[2])
+    out = dict(env)
+    parts = [p for p in out.get("PYTHONPATH", "").split(os.pathsep) if p]
+    if root not in parts:
+        out["PYTHONPATH"] = os.pathsep.join([root, *parts])
+    return out
+
+
+async def split_lines(read: Callable[[int], Awaitable[bytes]],
+                      chunk: int = READ_CHUNK) -> AsyncIterator[bytes]:  # fmt: skip
+    """Yield the lines (without ``\\n``) of a byte stream read with ``await read(chunk)``.
+
+    The last line is yielded even without a trailing newline.  Pieces of a long line are kept
+    in a list and joined once, so a line costs one copy whatever its length.
+    """
+    pending: list[bytes] = []
+    while True:
+        data = await read(chunk)
+        if not data:
+            break
+        start = 0
+        while (end := data.find(b"\n", start)) != -1:
+            piece = data[start:end]
+            if pending:
+                pending.append(piece)
+                piece = b"".join(pending)
+                pending = []
+            yield piece
+            start = end + 1
+        if start < len(data):
+            pending.append(data[start:] if start else data)
+    if pending:
+        yield b"".join(pending)
+
+
+class StderrTail:
+    """The last :data:`STDERR_TAIL_BYTES` of stderr, line by line."""
+
+    def __init__(self, limit: int = STDERR_TAIL_BYTES) -> None:
+        self.limit = limit
+        self.lines: deque[bytes] = deque()
+        self.size = 0
+        self.dropped = 0
+
+    def add(self, line: bytes) -> None:
+        """Keep ``line`` (cut to the limit), dropping the oldest lines to stay bounded."""
+        if len(line) >= self.limit:
+            line = line[: max(0, self.limit - 1)]
+        self.lines.append(line)
+        self.size += len(line) + 1
+        while self.size > self.limit and self.lines:
+            self.size -= len(self.lines.popleft()) + 1
+            self.dropped += 1
+
+    def text(self) -> str:
+        """The kept tail as text."""
+        return b"\n".join(self.lines).decode("utf-8", "replace")
+
+
+class SubprocessTransport:
+    """One CLI child process speaking JSON lines on stdin/stdout."""
+
+    def __init__(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: str | Path | None = None,
+        env: Mapping[str, str] | None = None,
+        on_stderr: Callable[[str], None] | None = None,
+        stderr_limit: int = STDERR_TAIL_BYTES,
+    ) -> None:
+        self.argv = list(argv)
+        self.cwd = cwd
+        self.env = dict(env) if env is not None else None
+        self.on_stderr = on_stderr
+        self.stderr = StderrTail(stderr_limit)
+        self.process: asyncio.subprocess.Process | None = None
+        self._stderr_task: asyncio.Task[None] | None = None
+        self._write_lock = asyncio.Lock()
+        self._input_closed = False
+
+    @property
+    def returncode(self) -> int | None:
+        """The exit code once the process ended (negative: killed by that signal)."""
+        return self.process.returncode if self.process is not None else None
+
+    @property
+    def pid(self) -> int | None:
+        """The child's process id."""
+        return self.process.pid if self.process is not None else None
+
+    async def start(self) -> None:
+        """Spawn the process (stdin, stdout and stderr piped)."""
+        if self.process is not None:
+            return
+        try:
+            self.process = await asyncio.create_subprocess_exec(
+                *self.argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE, cwd=self.cwd, env=self.env, limit=READ_CHUNK,
+            )  # fmt: skip
+        except OSError as exc:
+            raise TransportError(f"cannot start {self.argv[0]}: {exc.strerror or exc}") from exc
+        self._stderr_task = asyncio.create_task(self._drain_stderr())
+
+    async def _drain_stderr(self) -> None:
+        assert self.process is not None and self.process.stderr is not None
+        async for line in split_lines(self.process.stderr.read, 64 << 10):
+            self.stderr.add(line)
+            if self.on_stderr is not None:
+                with contextlib.suppress(Exception):
+                    self.on_stderr(line.decode("utf-8", "replace"))
+
+    async def write(self, data: bytes) -> None:
+        """Write ``data`` (whole lines) to stdin and wait until the pipe took it."""
+        if self.process is None or self.process.stdin is None:
+            raise TransportError("the CLI process is not running")
+        if self._input_closed:
+            raise TransportError("input to the CLI process is already closed")
+        async with self._write_lock:
+            try:
+                self.process.stdin.write(data)
+                await self.process.stdin.drain()
+            except (BrokenPipeError, ConnectionResetError) as exc:
+                raise TransportError(f"the CLI process stopped reading its input: {exc}") from exc
+
+    async def end_input(self) -> None:
+        """Close stdin: the CLI finishes its queued turns and exits."""
+        if self._input_closed or self.process is None or self.process.stdin is None:
+            return
+        self._input_closed = True
+        async with self._write_lock:
+            self.process.stdin.close()
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                await self.process.stdin.wait_closed()
+
+    async def lines(self) -> AsyncIterator[bytes]:
+        """Yield stdout lines until EOF (one reader at a time)."""
+        if self.process is None or self.process.stdout is None:
+            raise TransportError("the CLI process is not running")
+        async for line in split_lines(self.process.stdout.read):
+            yield line
+
+    async def wait(self) -> int:
+        """Wait for exit (and for stderr to be drained); returns the exit code."""
+        assert self.process is not None
+        code = await self.process.wait()
+        await self._finish_stderr()
+        return code
+
+    async def _finish_stderr(self) -> None:
+        task = self._stderr_task
+        if task is None or task.done():
+            return
+        try:  # a grandchild may hold stderr open: give up after a second
+            async with asyncio.timeout(1.0):
+                await asyncio.shield(task)
+        except TimeoutError:
+            task.cancel()
+
+    async def close(self, timeout_s: float = 10.0) -> int | None:
+        """End input, wait up to ``timeout_s`` for exit, then terminate and kill.
+
+        The process is gone when this returns, also when the caller is cancelled meanwhile
+        (it is killed then; asyncio's child watcher reaps it).
+        """
+        proc = self.process
+        if proc is None:
+            return None
+        try:
+            with contextlib.suppress(TransportError, OSError, TimeoutError):
+                async with asyncio.timeout(2.0):
+                    await self.end_input()
+            if proc.returncode is None:
+                try:
+                    async with asyncio.timeout(timeout_s):
+                        await proc.wait()
+                except TimeoutError:
+                    with contextlib.suppress(ProcessLookupError):
+                        proc.terminate()
+                    try:
+                        async with asyncio.timeout(3.0):
+                            await proc.wait()
+                    except TimeoutError:
+                        with contextlib.suppress(ProcessLookupError):
+                            proc.kill()
+                        await proc.wait()
+            await self._finish_stderr()
+        except BaseException:
+            if proc.returncode is None:
+                with contextlib.suppress(ProcessLookupError):
+                    proc.kill()
+            if self._stderr_task is not None:
+                self._stderr_task.cancel()
+            raise
+        return proc.returncode
+
+
+__all__ = [
+    "READ_CHUNK",
+    "STDERR_TAIL_BYTES",
+    "StderrTail",
+    "SubprocessTransport",
+    "TransportError",
+    "headwire_env",
+    "resolve_command",
+    "split_lines",
+]

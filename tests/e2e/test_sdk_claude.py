@@ -1,0 +1,123 @@
+"""End to end: the published ``claude-agent-sdk`` (PyPI) driving headwire as its CLI.
+
+``cli_path`` points at a shebang launcher; the SDK passes Claude Code's flags (``--verbose``,
+``--system-prompt ""``, ``--permission-prompt-tool stdio`` ...), which headwire maps or notes
+and ignores, and parses every message with its strict parser (``message.model`` on assistant
+messages, the result's required keys).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.helpers import ROOT, env_for, write_script
+
+claude = pytest.importorskip("claude_agent_sdk")
+
+
+def launcher(tmp: Path) -> Path:
+    """An executable script (``cli_path`` is executed directly) running this checkout."""
+    path = tmp / "headwire-launcher"
+    path.write_text(
+        f"#!{sys.executable}\n"
+        "import sys\n"
+        f"sys.path[:0] = [{str(ROOT / 'src')!r}]\n"
+        "from headwire.cli.main import main\n"
+        "raise SystemExit(main())\n"
+    )
+    path.chmod(0o755)
+    return path
+
+
+def options(tmp: Path, **extra: Any) -> Any:
+    home, proj = tmp / "home", tmp / "proj"
+    home.mkdir(parents=True, exist_ok=True)
+    proj.mkdir(parents=True, exist_ok=True)
+    env = {k: v for k, v in env_for(home).items() if k in ("HOME", "HEADWIRE_HOME")}
+    return claude.ClaudeAgentOptions(cli_path=launcher(tmp), cwd=proj, env=env, **extra)
+
+
+def test_two_turns_with_permissions_and_an_interrupt(tmp_path: Path) -> None:
+    proj = tmp_path / "proj"
+    script = write_script(tmp_path / "s.jsonl", [
+        {"tool": "run_shell_command", "args": {"command": "touch allowed.txt"}},
+        {"tool": "write_file", "args": {"file_path": str(proj / "denied.txt"), "content": "x"}},
+        {"thinking": "all done", "text": "turn one done"},
+        {"tool": "run_shell_command", "args": {"command": "sleep 30"}},
+        {"text": "after the interrupt"},
+    ])  # fmt: skip
+    asked: list[str] = []
+    stderr: list[str] = []
+
+    async def main() -> list[list[Any]]:
+        sleeping = asyncio.Event()
+
+        async def can_use_tool(name: str, args: dict[str, Any], ctx: Any) -> Any:
+            asked.append(name)
+            assert ctx.tool_use_id
+            if name == "write_file":
+                assert ctx.blocked_path is None  # inside the workspace
+                return claude.PermissionResultDeny(message="writes are not allowed here")
+            if args["command"] == "sleep 30":
+                sleeping.set()
+            return claude.PermissionResultAllow()
+
+        opts = options(tmp_path, model=f"scripted:{script}", can_use_tool=can_use_tool,
+                       stderr=stderr.append)  # fmt: skip
+        turns: list[list[Any]] = []
+        async with claude.ClaudeSDKClient(opts) as client:
+            await client.query("first")
+            turns.append([m async for m in client.receive_response()])
+            await client.query("second")
+
+            async def interrupt() -> None:
+                await sleeping.wait()
+                await client.interrupt()
+
+            interrupter = asyncio.create_task(interrupt())
+            turns.append([m async for m in client.receive_response()])
+            await interrupter
+            status = await client.get_mcp_status()
+            assert status["mcpServers"] == []
+            await client.set_permission_mode("acceptEdits")
+            await client.set_model("renamed")
+            await client.query("third")
+            turns.append([m async for m in client.receive_response()])
+        return turns
+
+    first, second, third = asyncio.run(asyncio.wait_for(main(), 60))
+    assert asked == ["run_shell_command", "write_file", "run_shell_command"]
+    assert isinstance(first[0], claude.SystemMessage) and first[0].subtype == "init"
+    blocks = [b for m in first if isinstance(m, claude.AssistantMessage) for b in m.content]
+    assert [type(b).__name__ for b in blocks] == ["ToolUseBlock", "ToolUseBlock", "ThinkingBlock",
+                                                  "TextBlock"]  # fmt: skip
+    assert all(m.model == f"scripted:{script}" for m in first if isinstance(m, claude.AssistantMessage))
+    results = [b for m in first if isinstance(m, claude.UserMessage) for b in m.content]
+    assert [(r.is_error, r.content) for r in results][1] == (True, "writes are not allowed here")
+    end = first[-1]
+    assert isinstance(end, claude.ResultMessage) and end.result == "turn one done"
+    assert [d["tool_name"] for d in end.permission_denials] == ["write_file"]
+    cancelled = second[-1]
+    assert isinstance(cancelled, claude.ResultMessage) and cancelled.is_error
+    assert cancelled.subtype == "error_during_execution"
+    last = third[-1]
+    assert isinstance(last, claude.ResultMessage) and last.result == "after the interrupt"
+    assert third[0].data["permission_mode"] == "auto-edit" and third[0].data["model"] == "renamed"
+    assert (proj / "allowed.txt").exists() and not (proj / "denied.txt").exists()
+    assert any("--permission-prompt-tool" in line for line in stderr)  # noted, ignored
+
+
+def test_one_shot_query(tmp_path: Path) -> None:
+    async def main() -> list[Any]:
+        return [m async for m in claude.query(prompt="hello", options=options(
+            tmp_path, model="scripted:done", permission_mode="default", max_turns=4))]  # fmt: skip
+
+    messages = asyncio.run(asyncio.wait_for(main(), 60))
+    assert [type(m).__name__ for m in messages] == ["SystemMessage", "StreamEvent",
+                                                    "AssistantMessage", "ResultMessage"]  # fmt: skip
+    assert messages[-1].result == "done" and messages[-1].is_error is False
