@@ -91,8 +91,12 @@ BuildAgent = Callable[
 ]
 """``build_agent(args, cwd, emit)`` of the CLI: the session's agent and its closer."""
 
-McpConnector = Callable[[list[dict[str, Any]], Path], Awaitable[list[Tool]]]
-"""Connects a session's ``mcpServers`` (as the client sent them) and returns their tools."""
+McpConnector = Callable[
+    [list[dict[str, Any]], Path],
+    Awaitable[tuple[list[Tool], list[dict[str, Any]], Callable[[], Awaitable[None]]]],
+]
+"""Connects a session's ``mcpServers`` (as the client sent them); returns their tools, their
+statuses and the closer that shuts them down with the session."""
 
 CANCELLED_TEXT = "Operation cancelled."
 """``content`` of a tool call that a cancellation or a stopped turn left unfinished."""
@@ -313,11 +317,22 @@ class AcpServer:
         agent.ask = ask
         if self.connect_mcp is not None and servers:
             try:
-                for tool in await self.connect_mcp(servers, cwd):
-                    agent.tools[tool.name] = tool
+                tools, statuses, close_mcp = await self.connect_mcp(servers, cwd)
             except Exception:
                 await close()
                 raise
+            for tool in tools:
+                agent.tools[tool.name] = tool
+            agent.config.mcp_servers = statuses
+            close_agent = close
+
+            async def close_both() -> None:
+                try:
+                    await close_mcp()
+                finally:
+                    await close_agent()
+
+            session.close = close_both
         self.sessions[session_id] = session
         return session
 

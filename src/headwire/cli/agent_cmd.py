@@ -34,7 +34,7 @@ from headwire.runtime.recording import (
     latest_session,
 )
 from headwire.runtime.storage import ArtifactStore, data_dir
-from headwire.runtime.tools.base import ApprovalMode
+from headwire.runtime.tools.base import ApprovalMode, Tool
 from headwire.transports import HeadlessTransport, make_transport
 
 EXIT_ERROR = 1
@@ -312,6 +312,26 @@ async def _run(args: argparse.Namespace, prompt: str | None, writer: WireWriter,
     return EXIT_TURN_LIMIT if result["subtype"] == "error_max_turns" else EXIT_ERROR
 
 
+async def connect_acp_mcp(
+    servers: list[dict[str, Any]], cwd: Path
+) -> tuple[list[Tool], list[dict[str, Any]], Callable[[], Awaitable[None]]]:
+    """Connect the ``mcpServers`` an ACP client sent with ``session/new`` / ``session/load``."""
+    from headwire.runtime.mcp.client import McpManager
+    from headwire.runtime.mcp.config import parse_acp_servers
+    from headwire.runtime.mcp.setup import connect_timeout_s
+
+    configs, problems = parse_acp_servers(servers)
+    for problem in problems:
+        warn(f"headwire: MCP server skipped: {problem}")
+    manager = McpManager(configs, version=__version__, connect_timeout_s=connect_timeout_s())
+    try:
+        await manager.start()
+    except BaseException:
+        await manager.aclose()
+        raise
+    return list(manager.tools()), manager.statuses(), manager.aclose
+
+
 def run_agent(argv: list[str]) -> int:
     """Parse ``argv`` and run one headless session; returns the exit code."""
     parser = build_parser()
@@ -320,7 +340,7 @@ def run_agent(argv: list[str]) -> int:
     if args.acp:
         from headwire.acp.server import run_acp
 
-        return run_acp(args, build_agent)
+        return run_acp(args, build_agent, connect_acp_mcp)
     if args.input_format == "stream-json":
         if args.output_format != "stream-json":
             parser.error("--input-format stream-json requires --output-format stream-json")

@@ -276,14 +276,23 @@ class Agent:
                 await self._run_tool(call, emitter, stats)
 
     def _close_dangling_calls(self) -> None:
-        """After a cancellation, answer tool calls the model made but that never finished."""
-        if not self.conversation or self.conversation[-1].get("role") != "assistant":
+        """After a cancellation, answer the tool calls of the last assistant message that never
+        got a result, so the conversation stays valid for the next model call."""
+        answered: set[str] = set()
+        for message in reversed(self.conversation):
+            if message.get("role") == "tool":
+                answered.add(str(message.get("tool_call_id")))
+                continue
+            if message.get("role") != "assistant":
+                return
+            for call in message.get("tool_calls") or []:
+                if call["id"] in answered:
+                    continue
+                msg = {"role": "tool", "tool_call_id": call["id"], "content": "Operation cancelled."}
+                self.conversation.append(msg)
+                self._record("tool_result", message=msg, call_id=call["id"], is_error=True,
+                             error="Operation cancelled.")  # fmt: skip
             return
-        for call in self.conversation[-1].get("tool_calls") or []:
-            msg = {"role": "tool", "tool_call_id": call["id"], "content": "Operation cancelled."}
-            self.conversation.append(msg)
-            self._record("tool_result", message=msg, call_id=call["id"], is_error=True,
-                         error="Operation cancelled.")  # fmt: skip
 
     def _result(
         self,
