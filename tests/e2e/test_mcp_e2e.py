@@ -15,6 +15,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from headwire.projection import project_tool_result_content
 from tests.e2e.helpers import Proc, artifacts, recordings, run_cli, write_script
 from tests.shapes import message_shapes, upstream_shapes
@@ -96,3 +98,43 @@ def test_progress_notifications_become_tool_progress_events(tmp_path: Path) -> N
     assert progress[0]["parent_tool_use_id"] is None
     assert event["content"]["type"] == "mcp_tool_progress" and "progress" in event["content"]
     assert list(event) == ["type", "tool_use_id", "content"]
+
+
+INIT = {"type": "control_request", "request_id": "req-init-1",
+        "request": {"subtype": "initialize", "hooks": None}}  # fmt: skip
+USER = {"type": "user", "session_id": "", "message": {"role": "user", "content": PROMPT},
+        "parent_tool_use_id": None}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("flags", "stdin_lines", "sample"),
+    [
+        (["--output-format", "stream-json", "--include-partial-messages"], [],
+         "mcp-stream-json-partial"),
+        (["--input-format", "stream-json", "--output-format", "stream-json"], [USER],
+         "mcp-persistent"),
+        (["--input-format", "stream-json", "--output-format", "stream-json"], [INIT, USER],
+         "mcp-persistent-sdk"),
+    ],
+)  # fmt: skip
+def test_every_streaming_mode_matches_upstream(
+    tmp_path: Path, flags: list[str], stdin_lines: list[dict[str, Any]], sample: str
+) -> None:
+    config = json.dumps({"mcpServers": {"bigout": server_entry()}})
+    args = base_args(tmp_path)
+    if stdin_lines:
+        args = args[:-2]  # the prompt comes on stdin
+    stdin = "".join(json.dumps(line) + "\n" for line in stdin_lines).encode()
+    proc = run_cli([*args, *flags, "--mcp-config", config], tmp_path, stdin=stdin)
+    assert proc.returncode == 0, proc.stderr
+    assert message_shapes(proc.stdout) == upstream_shapes()[sample]
+    check_result(proc, [m for m in proc.lines() if m["type"] != "control_response"])
+
+
+def test_text_mode_prints_only_the_answer(tmp_path: Path) -> None:
+    config = json.dumps({"mcpServers": {"bigout": server_entry()}})
+    proc = run_cli([*base_args(tmp_path), "-o", "text", "--mcp-config", config], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == b"done\n"
+    (artifact,) = artifacts(proc.home)
+    assert hashlib.sha256(artifact.read_bytes()).hexdigest() == hashlib.sha256(BIG).hexdigest()

@@ -142,7 +142,7 @@ def parse_message(line: bytes) -> Request | Notification | Response | BadMessage
         return None
     try:
         message = _loads(line)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # RecursionError: nested too deeply to read
         return BadMessage(None, PARSE_ERROR, "Parse error", {"details": str(exc)})
     if not isinstance(message, dict):
         return BadMessage(None, INVALID_REQUEST, "Invalid Request",

@@ -40,10 +40,11 @@ import asyncio
 import contextlib
 import fcntl
 import io
+import os
 import sys
 import threading
 import traceback
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 from uuid import uuid4
@@ -74,6 +75,7 @@ from headwire.acp.updates import (
     tool_locations,
     tool_title,
 )
+from headwire.io.signals import run_cancellable
 from headwire.io.stdio import WireWriter, warn
 from headwire.projection import ACP_TRUNCATION_MARKER, project_acp_tool_call_update
 from headwire.protocol.messages import JsonDict
@@ -113,11 +115,36 @@ def _ignore(message: JsonDict) -> None:
     """The headless ``emit`` of an ACP session: its wire is ``session/update`` instead."""
 
 
+def _raw_lines(fd: int) -> Iterator[bytes]:
+    """The lines of ``fd`` (each with its ``\\n``; the last may lack it), read in 1 MiB chunks."""
+    pending: list[bytes] = []
+    while chunk := os.read(fd, 1 << 20):
+        start = 0
+        while (end := chunk.find(b"\n", start)) != -1:
+            pending.append(chunk[start : end + 1])
+            yield b"".join(pending)
+            pending = []
+            start = end + 1
+        if start < len(chunk):
+            pending.append(chunk[start:])
+    if pending:
+        yield b"".join(pending)
+
+
 def _read_lines(stream: BinaryIO, loop: asyncio.AbstractEventLoop,
                 queue: asyncio.Queue[object]) -> None:  # fmt: skip
-    """Read whole lines of any length in a thread and hand them to the event loop."""
+    """Read whole lines of any length in a thread and hand them to the event loop.
+
+    A stream with a descriptor is read raw (``os.read``): a thread blocked inside a buffered
+    reader holds its lock, and the interpreter aborts if it exits (SIGTERM, stdout closed)
+    while the client still holds stdin open.
+    """
     try:
-        for line in stream:
+        fd: int | None = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        fd = None
+    try:
+        for line in (stream if fd is None else _raw_lines(fd)):
             loop.call_soon_threadsafe(queue.put_nowait, line)
     except (OSError, ValueError) as exc:
         loop.call_soon_threadsafe(queue.put_nowait, exc)
@@ -443,17 +470,21 @@ class AcpServer:
         lines: asyncio.Queue[object] = asyncio.Queue()
         threading.Thread(target=_read_lines, args=(stream, loop, lines), name="headwire-acp-stdin",
                          daemon=True).start()  # fmt: skip
-        while True:
-            item = await lines.get()
-            if item is _EOF:
-                break
-            if isinstance(item, Exception):
-                warn(f"headwire: acp: cannot read stdin: {item}")
-                break
-            assert isinstance(item, bytes)
-            self.handle_line(item)
-            if self.writer.closed:
-                break
+        try:
+            while True:
+                item = await lines.get()
+                if item is _EOF:
+                    break
+                if isinstance(item, Exception):
+                    warn(f"headwire: acp: cannot read stdin: {item}")
+                    break
+                assert isinstance(item, bytes)
+                self.handle_line(item)
+                if self.writer.closed:
+                    break
+        except asyncio.CancelledError:  # SIGINT/SIGTERM: answer running prompts, close sessions
+            await self.shutdown()
+            raise
         await self.shutdown()
         return 0
 
@@ -491,7 +522,8 @@ def run_acp(args: argparse.Namespace, build: BuildAgent,
 
     The flags are checked once up front (a bad ``--script`` or model setup exits 2 with a
     note on stderr).  From then on ``sys.stdout`` points at stderr, so nothing but frames can
-    reach the wire.
+    reach the wire.  SIGINT or SIGTERM answers running prompts ``cancelled``, closes every
+    session (tools and MCP servers stopped) and exits 130 or 143.
     """
     wire = sys.stdout.buffer
     sys.stdout = sys.stderr
@@ -510,7 +542,7 @@ def run_acp(args: argparse.Namespace, build: BuildAgent,
         return await AcpServer(args, build, writer, connect_mcp).run(sys.stdin.buffer)
 
     try:
-        return asyncio.run(main())
+        return run_cancellable(main())
     except KeyboardInterrupt:
         warn("headwire: interrupted")
         return 130

@@ -3,13 +3,13 @@
 Flags follow Qwen Code's spelling so scripts written for it run unchanged.  Exit codes:
 ``0`` success; ``1`` the run ended with an error result (model failure, cancelled); ``2`` bad
 flags or input (argparse); ``53`` ``--max-session-turns`` reached; ``130`` interrupted by
-SIGINT.
+SIGINT, ``143`` stopped by SIGTERM (the running turn is cancelled first: its error ``result``
+is emitted and recorded, its tool's process group and the MCP servers are stopped).
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import sys
 import uuid
@@ -20,6 +20,7 @@ from typing import Any
 from headwire import __version__
 from headwire.cli.dual import DualOutput, open_dual_output
 from headwire.io.dual_output import DualOutputError
+from headwire.io.signals import EXIT_SIGTERM, run_cancellable
 from headwire.io.stdio import WireWriter, warn
 from headwire.protocol.messages import JsonDict
 from headwire.runtime.agent import Agent, AgentConfig
@@ -41,6 +42,7 @@ EXIT_ERROR = 1
 EXIT_USAGE = 2
 EXIT_TURN_LIMIT = 53
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = EXIT_SIGTERM
 
 
 class UsageError(Exception):
@@ -355,7 +357,7 @@ def run_agent(argv: list[str]) -> int:
         if prompt is not None and not prompt.strip():
             raise UsageError("No input provided. Pass a prompt with -p, as an argument, or on stdin.")
         transport = make_transport(args.output_format, args.include_partial_messages)
-        return asyncio.run(_run(args, prompt, writer, transport))
+        return run_cancellable(_run(args, prompt, writer, transport))
     except UsageError as exc:
         warn(f"headwire: {exc}")
         return EXIT_USAGE

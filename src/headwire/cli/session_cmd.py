@@ -21,6 +21,8 @@ results stay one per submitted line, in order), and a stderr line naming its lin
 session goes on.  Lines have no length limit.  At end of input the running turn finishes, queued
 turns are drained, and the process exits 0.  If the reader of stdout goes away (``EPIPE``) the
 running turn still finishes and is recorded, queued turns are dropped, and the process exits 0.
+SIGINT or SIGTERM cancels the running turn (its error ``result`` is written and recorded),
+drops queued turns, stops tools and MCP servers, and exits 130 or 143.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from typing import Any, cast
 import orjson
 
 from headwire.cli.agent_cmd import CLAUDE_MODES, UsageError, build_agent_with_mcp
+from headwire.io.signals import run_cancellable
 from headwire.io.stdio import WireWriter, warn
 from headwire.protocol import messages as m
 from headwire.runtime.agent import Agent
@@ -512,6 +515,10 @@ class Session:
             self.input_closed = True
             self._fail_pending("got no answer: input closed")
             self.turns.put_nowait(None)
+            if not worker.done() and (task := asyncio.current_task()) and task.cancelling():
+                # SIGINT/SIGTERM: the running turn ends with its error result, queued ones go
+                worker.cancel()
+                await asyncio.wait({worker})
         await worker
         return 0
 
@@ -529,7 +536,10 @@ def _prompt_text(message: Any) -> str | None:
             if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
                 parts.append(block["text"])
             else:
-                parts.append(orjson.dumps(block).decode())
+                try:
+                    parts.append(orjson.dumps(block).decode())
+                except orjson.JSONEncodeError:  # nested deeper than orjson writes (255 levels)
+                    return None
         return "\n".join(parts)
     return None
 
@@ -563,7 +573,7 @@ def run_session(args: argparse.Namespace) -> int:
 
     started = time.monotonic()
     try:
-        return asyncio.run(main())
+        return run_cancellable(main())
     except UsageError as exc:
         warn(f"headwire: {exc}")
         return 2

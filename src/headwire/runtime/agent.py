@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from headwire.emitter import EXECUTION_DENIED, ToolResponse, ToolResultEmitter
+from headwire.io.stdio import warn
 from headwire.protocol import messages as m
 from headwire.runtime.models.base import (
     Finished,
@@ -34,7 +35,7 @@ from headwire.runtime.models.base import (
     Usage,
 )
 from headwire.runtime.permissions import Decision, denial_message, verdict
-from headwire.runtime.recording import Recorder
+from headwire.runtime.recording import RECORDING_FAILURE_MESSAGE, Recorder
 from headwire.runtime.tools.base import ApprovalMode, ArtifactSink, Tool, ToolContext, ToolOutcome
 from headwire.wire import encode
 
@@ -197,11 +198,21 @@ class Agent:
         )
 
     def _record(self, kind: str, **fields: Any) -> None:
-        if self.recorder is not None:
+        recorder = self.recorder
+        if recorder is not None:
             parent = self.config.parent_tool_use_id
             if parent is not None:
                 fields["parent_tool_use_id"] = parent
-            self.recorder.record(kind, **fields)
+            recorder.record(kind, **fields)
+            if recorder.failed is not None and not recorder.failure_reported:
+                # Upstream's notice, once per recorder: the run goes on unrecorded.
+                recorder.failure_reported = True
+                sid = recorder.session_id
+                self.emit(m.system_event(
+                    uuid=self.new_uuid(), session_id=sid, subtype="session_recording_degraded",
+                    data={"session_id": sid, "reason": "write_failed",
+                          "message": RECORDING_FAILURE_MESSAGE},
+                ))  # fmt: skip
 
     # -- one run ----------------------------------------------------------------------------
 
@@ -527,16 +538,25 @@ class Agent:
         if len(text) <= MODEL_TEXT_BUDGET:
             return text
         path = outcome.artifact
+        where = ""
         if path is None:
-            path = self.artifacts.save(tool_name, text.encode("utf-8", "surrogatepass"))
-            outcome.artifact = path
+            try:
+                path = self.artifacts.save(tool_name, text.encode("utf-8", "surrogatepass"))
+            except OSError as exc:  # disk full, unwritable data directory: the result goes on
+                reason = f"{type(exc).__name__}: {exc}"
+                warn(f"headwire: could not save the full output of {tool_name}: {reason}")
+                where = f"The full output could not be saved ({reason}).\n"
+            else:
+                outcome.artifact = path
+        if not where:
+            where = (f"The full output has been saved to: {path}\n"
+                     f"To read the complete output, use the read_file tool with the absolute "
+                     f"file path above.\n")  # fmt: skip
         head = MODEL_TEXT_BUDGET // 5
         tail = MODEL_TEXT_BUDGET - head
         return (
-            f"Tool output was too large and has been truncated.\n"
-            f"The full output has been saved to: {path}\n"
-            f"To read the complete output, use the read_file tool with the absolute file path "
-            f"above.\nTruncated part of the output:\n"
+            f"Tool output was too large and has been truncated.\n{where}"
+            f"Truncated part of the output:\n"
             f"{text[:head]}\n... [{len(text) - head - tail} characters omitted] ...\n{text[-tail:]}"
         )
 

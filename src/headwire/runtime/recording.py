@@ -5,8 +5,10 @@ carry a ``message`` hold it in the OpenAI chat form the agent loop keeps, so ``-
 the conversation by reading them back.  Tool results are recorded unprojected: the full display
 string, the full model-facing text and the artifact path.
 
-A write failure never stops the agent: the recorder turns itself off and reports it once (the
-CLI emits ``system/session_recording_degraded``).
+A write failure never stops the agent: the recorder turns itself off and keeps the reason in
+``failed``; the agent then emits upstream's ``system/session_recording_degraded`` once (data
+``{session_id, reason: "write_failed", message:`` :data:`RECORDING_FAILURE_MESSAGE` ``}``) and
+the CLI adds the reason on stderr.
 """
 
 from __future__ import annotations
@@ -24,6 +26,13 @@ import orjson
 from headwire.runtime.storage import chats_dir, private_dir
 from headwire.wire import encode
 
+RECORDING_FAILURE_MESSAGE = (
+    "Session recording stopped after a write failure. New messages for the affected session "
+    "will not be saved. Check disk space and permissions, then start a new session to resume "
+    "recording. See the debug log for details."
+)
+"""Upstream's ``session_recording_degraded`` message (``chat-recording-failure.ts``)."""
+
 
 class RecordingError(Exception):
     """A recording could not be read (missing, unreadable)."""
@@ -37,6 +46,8 @@ class Recorder:
         self.path = chats_dir(root, cwd) / f"{session_id}.jsonl"
         self._file: IO[bytes] | None = None
         self.failed: str | None = None
+        self.failure_reported = False
+        """Set by whoever announced ``failed`` (the agent's ``session_recording_degraded``)."""
 
     def record(self, kind: str, **fields: Any) -> None:
         """Append one record and flush it; on failure, disable recording and keep ``failed``."""
@@ -52,8 +63,11 @@ class Recorder:
         try:
             if self._file is None:
                 private_dir(self.path.parent)
-                fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
                 self._file = os.fdopen(fd, "ab")
+                size = os.fstat(fd).st_size
+                if size and os.pread(fd, 1, size - 1) != b"\n":
+                    self._file.write(b"\n")  # end a line torn by a crash; readers skip it
             self._file.write(encode(entry) + b"\n")
             self._file.flush()
         except (OSError, ValueError) as exc:
@@ -101,10 +115,43 @@ def latest_session(root: Path, cwd: Path) -> Path | None:
     return files[-1] if files else None
 
 
+INTERRUPTED_CALL_MESSAGE = "Tool call interrupted: the session ended before it finished."
+"""The tool result :func:`conversation_of` supplies for a call whose result was never recorded."""
+
+
 def conversation_of(path: Path) -> list[dict[str, Any]]:
-    """The OpenAI-form conversation recorded in ``path`` (system prompts excluded)."""
-    return [
+    """The OpenAI-form conversation recorded in ``path`` (system prompts excluded).
+
+    A session killed mid-tool leaves an assistant message whose tool calls have no result;
+    chat APIs reject such a history, so each missing result is supplied as
+    :data:`INTERRUPTED_CALL_MESSAGE`.
+    """
+    messages = [
         r["message"]
         for r in read_records(path)
         if isinstance(r.get("message"), dict) and r.get("parent_tool_use_id") is None
     ]
+    return _answer_dangling_calls(messages)
+
+
+def _answer_dangling_calls(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    open_ids: list[str] = []
+
+    def close_open() -> None:
+        for call_id in open_ids:
+            out.append({"role": "tool", "tool_call_id": call_id, "content": INTERRUPTED_CALL_MESSAGE})
+        open_ids.clear()
+
+    for message in messages:
+        role = message.get("role")
+        if role == "tool" and message.get("tool_call_id") in open_ids:
+            open_ids.remove(message["tool_call_id"])
+        elif role != "tool":
+            close_open()
+        out.append(message)
+        if role == "assistant":
+            calls = message.get("tool_calls") or []
+            open_ids += [c["id"] for c in calls if isinstance(c, dict) and isinstance(c.get("id"), str)]
+    close_open()
+    return out

@@ -11,6 +11,7 @@ secrets.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import secrets
@@ -28,8 +29,19 @@ def data_dir(env: Mapping[str, str] | None = None) -> Path:
 
 
 def private_dir(path: Path) -> Path:
-    """Create ``path`` (and parents) with mode 0700 and return it."""
-    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    """Create ``path`` and every missing parent with mode 0700 and return it.
+
+    (``Path.mkdir(parents=True)`` would give the parents the umask's default mode, 0755 or
+    even 0777.)  Directories that already exist keep their mode.
+    """
+    missing: list[Path] = []
+    current = path
+    while not current.is_dir() and current.parent != current:
+        missing.append(current)
+        current = current.parent
+    for directory in reversed(missing):
+        with contextlib.suppress(FileExistsError):  # a concurrent run made it first
+            directory.mkdir(mode=0o700)
     return path
 
 

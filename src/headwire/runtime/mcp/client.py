@@ -34,6 +34,7 @@ from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
 from headwire.io.stdio import warn
+from headwire.runtime.environment import tool_environment
 from headwire.runtime.mcp.config import ServerConfig, TransportKind
 from headwire.runtime.mcp.stdio import ProcessState, StdioLaunch, stdio_transport
 from headwire.runtime.mcp.tool import McpCallError, McpTool, Progress
@@ -200,7 +201,8 @@ class ServerConnection:
             if cfg.cwd and not os.path.isdir(cfg.cwd):
                 raise ConnectionError(f"configured cwd does not exist: {cfg.cwd}")
             self.process = ProcessState()
-            launch = StdioLaunch(cfg.command, cfg.args, {**os.environ, **cfg.env}, cfg.cwd)
+            # headwire's own secrets are scrubbed; the config's ``env`` may set them explicitly.
+            launch = StdioLaunch(cfg.command, cfg.args, {**tool_environment(), **cfg.env}, cfg.cwd)
             transport = stdio_transport(launch, self.process, self._on_transport_closed, self.debug)
         elif kind == "http":
             assert cfg.url is not None

@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +39,8 @@ from typing import Any, Literal
 TransportKind = Literal["stdio", "http", "sse"]
 DEFAULT_TIMEOUT_MS = 600_000
 """Upstream's per-call default (10 minutes)."""
+_MAX_MS = sys.float_info.max
+"""Largest ``timeout`` accepted (NaN, infinity and larger integers cannot become seconds)."""
 
 _TYPES: dict[str, TransportKind] = {
     "stdio": "stdio", "http": "http", "streamable-http": "http", "streamable_http": "http",
@@ -122,7 +125,7 @@ def _timeout(raw: dict[str, Any]) -> int | None:
     value = raw.get("timeout")
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= _MAX_MS:
         raise _Problem("'timeout' must be a positive number of milliseconds")
     return max(1, round(value))
 
@@ -262,7 +265,7 @@ def parse_mcp_config_arg(value: str, cwd: Path) -> tuple[Any, str]:
             raise McpConfigError(f"--mcp-config: cannot read {path}: {exc}") from None
     try:
         data = json.loads(text)
-    except json.JSONDecodeError as exc:
+    except (json.JSONDecodeError, RecursionError) as exc:  # RecursionError: nested too deeply
         raise McpConfigError(f"{source}: not valid JSON: {exc}") from None
     if isinstance(data, dict) and "mcpServers" not in data:
         data = {"mcpServers": data}
@@ -281,7 +284,7 @@ def _read_settings(path: Path) -> tuple[Any, str | None]:
         return None, None
     try:
         return json.loads(text), None
-    except json.JSONDecodeError as exc:
+    except (json.JSONDecodeError, RecursionError) as exc:  # RecursionError: nested too deeply
         return None, f"{path}: not valid JSON: {exc}"
 
 

@@ -24,7 +24,12 @@ from headwire.runtime.mcp.config import DEFAULT_TIMEOUT_MS
 from headwire.runtime.mcp.results import error_display, error_text, render
 from headwire.runtime.tools.base import ApprovalMode, ToolContext, ToolKind, ToolOutcome
 from headwire.runtime.tools.paths import FAILED, check_args
-from headwire.runtime.tools.shell import OUTPUT_THRESHOLD, truncated_envelope
+from headwire.runtime.tools.shell import (
+    OUTPUT_THRESHOLD,
+    save_artifact,
+    truncated_envelope,
+    unsaved_envelope,
+)
 
 MAX_TOOL_NAME_LENGTH = 63
 _SAFE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
@@ -184,9 +189,10 @@ class McpTool:
         artifact = None
         if len(llm) > OUTPUT_THRESHOLD:
             data = await asyncio.to_thread(utf8_bytes, llm) if len(llm) > 1 << 20 else utf8_bytes(llm)
-            artifact = await asyncio.to_thread(ctx.artifacts.save, self.name, data)
+            artifact, unsaved = await save_artifact(ctx, self.name, data)
             del data
-            llm = truncated_envelope(llm, artifact)
+            llm = (truncated_envelope(llm, artifact) if artifact is not None
+                   else unsaved_envelope(llm, str(unsaved)))  # fmt: skip
         extra = {"server": self.server_id, "tool": self.server_tool_name,
                  "output_chars": len(rendered.model_text)}  # fmt: skip
         return ToolOutcome(llm_text=llm, display=rendered.display, artifact=artifact, extra=extra)

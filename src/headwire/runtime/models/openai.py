@@ -43,6 +43,7 @@ import httpx
 import orjson
 
 from headwire import __version__
+from headwire.runtime.environment import register_secret
 from headwire.runtime.models.base import (
     Finished,
     ModelError,
@@ -153,6 +154,7 @@ class OpenAIModel:
         self.retry_base_delay_s = retry_base_delay_s
         self.max_retry_after_s = max_retry_after_s
         self._api_key = api_key or None
+        register_secret(self._api_key)  # kept out of the shell's and MCP servers' environment
         self._extra_headers = dict(extra_headers or {})
         self._diagnostics = diagnostics
         self._url = f"{self.base_url}/chat/completions"

@@ -25,6 +25,7 @@ from headwire.runtime.tools.paths import (
     check_args,
     denied_outcome,
     failure,
+    open_confined,
     resolve_in_workspace,
 )
 from headwire.runtime.tools.read_file import looks_binary
@@ -52,9 +53,11 @@ class EditRefusal(Exception):
 
 def _load(path: Path, raw: str) -> _Original:
     try:
-        data = path.read_bytes() if path.stat().st_size <= MAX_EDIT_BYTES else None
+        fd = open_confined(path, os.O_RDONLY | os.O_NONBLOCK)
     except FileNotFoundError:
         return _Original(None)
+    with os.fdopen(fd, "rb") as handle:
+        data = handle.read() if os.fstat(fd).st_size <= MAX_EDIT_BYTES else None
     if data is None:
         raise EditRefusal(f"File is too large to edit: {raw}", "File is too large to edit.",
                           "file_too_large")  # fmt: skip

@@ -96,17 +96,33 @@ class _Filter:
         return bool(self.regex.match(subject)) != self.negate
 
 
+def _opened_within(fd: int, roots: tuple[Path, ...]) -> bool:
+    """Whether the file open on ``fd`` really lies inside ``roots`` (Linux: ``/proc/self/fd``;
+    elsewhere ``True``, the check before the open being all there is)."""
+    try:
+        real = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return True
+    return is_within(Path(real), roots)
+
+
 def _search_file(path: str, regex: re.Pattern[str], found: Matches,
                  roots: tuple[Path, ...]) -> None:  # fmt: skip
     if os.path.islink(path) and not is_within(Path(os.path.realpath(path)), roots):
         return
     try:
-        if os.path.getsize(path) > MAX_FILE_BYTES:
-            return
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_FILE_BYTES + 1)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
         return
+    with os.fdopen(fd, "rb") as handle:
+        try:
+            # What was opened counts, not what was checked: a symlink swapped in meanwhile
+            # (for the file or a directory above it) must not lead out of the workspace.
+            if not _opened_within(fd, roots) or os.fstat(fd).st_size > MAX_FILE_BYTES:
+                return
+            data = handle.read(MAX_FILE_BYTES + 1)
+        except OSError:
+            return
     found.bytes_read += len(data)
     if b"\0" in data:
         return

@@ -24,6 +24,7 @@ from headwire.runtime.tools.paths import (
     denied_outcome,
     failure,
     is_within,
+    open_confined,
     resolve_in_workspace,
     workspace_roots,
 )
@@ -107,7 +108,13 @@ def _list(raw: str, path: Path, root: Path, args: dict[str, Any]) -> ToolOutcome
         return _error(f"Error: Path is not a directory: {raw}", "Path is not a directory.",
                       "path_is_not_a_directory")  # fmt: skip
     try:
-        names = sorted(os.listdir(path))
+        # Listed through a descriptor opened without following symlinks, so a directory
+        # swapped for a link out of the workspace after the check is refused, not listed.
+        fd = open_confined(path, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            names = sorted(os.listdir(fd))
+        finally:
+            os.close(fd)
     except OSError as exc:
         return _error(f"Error listing directory: {exc.strerror}", "Failed to list directory.",
                       "ls_execution_error")  # fmt: skip

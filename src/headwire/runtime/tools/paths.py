@@ -5,10 +5,14 @@ expanded, relative paths are joined to the working directory, symlinks are resol
 a missing tail, so a dangling link pointing outside is caught) and the result must lie inside
 one of the workspace roots (``ctx.cwd`` plus ``ctx.workspace_dirs``, themselves resolved).
 Anything else raises :class:`PathDenied` with ``"Path is outside the workspace: ..."``.
+The file tools then open the resolved path with :func:`open_confined`, which follows no
+symlink, so a link swapped in between the check and the open cannot lead outside either.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
 from pathlib import Path
 from typing import Any
@@ -70,6 +74,36 @@ def resolve_in_workspace(raw: str, ctx: ToolContext, *, allow_artifacts: bool = 
         listed = ", ".join(str(root) for root in workspace_roots(ctx))
         raise PathDenied(f"Path is outside the workspace: {raw} (workspace directories: {listed})")
     return real
+
+
+_DIR_FLAGS = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | os.O_CLOEXEC
+
+
+def open_confined(path: Path, flags: int, mode: int = 0o666, *, make_parents: bool = False) -> int:
+    """Open ``path`` (a result of :func:`resolve_in_workspace`) following no symlink at all.
+
+    The path was resolved, so none of its components was a symlink when it was checked.  It is
+    opened one component at a time (``openat`` with ``O_NOFOLLOW``) from ``/``, so a symlink
+    swapped in since (for the file or for any directory above it) fails the open with
+    ``ELOOP`` or ``ENOTDIR`` instead of leading out of the workspace.  ``make_parents``
+    creates missing directories on the way (mode 0777 minus the umask, like ``mkdir -p``).
+    Returns a descriptor the caller owns; raises :class:`OSError`.
+    """
+    parts = path.parts
+    if not path.is_absolute() or len(parts) < 2:
+        raise OSError(errno.EINVAL, "not an absolute file path", str(path))
+    dir_fd = os.open(parts[0], _DIR_FLAGS)
+    try:
+        for name in parts[1:-1]:
+            if make_parents:
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(name, 0o777, dir_fd=dir_fd)
+            next_fd = os.open(name, _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=dir_fd)
+            os.close(dir_fd)
+            dir_fd = next_fd
+        return os.open(parts[-1], flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=dir_fd)
+    finally:
+        os.close(dir_fd)
 
 
 def display_path(path: str | Path, ctx: ToolContext) -> str:

@@ -26,6 +26,7 @@ from headwire.runtime.tools.paths import (
     denied_outcome,
     display_path,
     failure,
+    open_confined,
     resolve_in_workspace,
 )
 
@@ -90,7 +91,7 @@ def _count_lines(handle: IO[bytes]) -> int:
 def read_window(path: Path, offset: int, limit: int, size: int) -> Window:
     """Lines ``[offset, offset + limit)`` of ``path`` (decoded, at most ``BYTE_LIMIT`` bytes)."""
     window = Window()
-    with open(path, "rb") as handle:
+    with os.fdopen(open_confined(path, os.O_RDONLY), "rb") as handle:
         head = handle.read(4)
         encoding, bom = _decoder_for(head)
         if encoding != "utf-8":
@@ -235,7 +236,7 @@ class ReadFileTool:
             return failure(f"Cannot read file: {path.name} is not a regular file (e.g. device, socket, or pipe).",
                            "Not a regular file.", f"Not a regular file: {raw}", "read_content_failure")  # fmt: skip
         try:
-            with open(path, "rb") as handle:
+            with os.fdopen(open_confined(path, os.O_RDONLY), "rb") as handle:
                 sample = handle.read(SNIFF_BYTES)
             if looks_binary(sample):
                 return ToolOutcome(llm_text=f"Cannot display content of binary file: {rel}",

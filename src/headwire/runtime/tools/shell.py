@@ -10,7 +10,10 @@ Texts follow Qwen Code 0.24.4: the model sees ``Command: ...\\nDirectory: ...\\n
 (or the timeout/cancel sentences); the display is the output itself.  When the model text
 exceeds 30,000 characters the command's full raw output is saved byte-exact as an artifact,
 the model gets upstream's "Tool output was too large..." envelope around a head/tail preview,
-and the display gains upstream's footer ``"\\nOutput too long and was saved to: PATH"``.
+and the display gains upstream's footer ``"\\nOutput too long and was saved to: PATH"``.  When
+the artifact cannot be written (disk full, unwritable data directory) the result still goes
+out: the model gets the same preview with the reason instead of a path, the display the footer
+``"Output too long and could not be saved: REASON"``.
 """
 
 from __future__ import annotations
@@ -30,6 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from headwire.io.stdio import warn
+from headwire.runtime.environment import tool_environment
 from headwire.runtime.tools.base import ApprovalMode, ToolContext, ToolKind, ToolOutcome
 from headwire.runtime.tools.paths import (
     FAILED,
@@ -49,6 +54,7 @@ PIPE_SIZE = 1024 * 1024
 EOF_GRACE_S = 0.2
 TRUNCATION_MARKER = "\n\n---\n... [CONTENT TRUNCATED] ...\n---\n\n"
 SAVED_FOOTER = "Output too long and was saved to: "
+UNSAVED_FOOTER = "Output too long and could not be saved: "
 
 _ANSI = re.compile(
     r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"  # CSI
@@ -128,6 +134,29 @@ def truncated_envelope(content: str, saved_to: Path, budget: int = PREVIEW_CHARS
         "marker '... [CONTENT TRUNCATED] ...' indicates where content was removed.\n\n"
         f"Truncated part of the output:\n{head_tail_preview(content, budget)}"
     )
+
+
+def unsaved_envelope(content: str, reason: str, budget: int = PREVIEW_CHARS) -> str:
+    """The model text for an output too long to pass whole whose artifact could not be
+    written (disk full, unwritable data directory): the same preview, and why there is no file."""
+    return (
+        "Tool output was too large and has been truncated.\n"
+        f"The full output could not be saved ({reason}); only the part below is available.\n"
+        "The truncated output below shows the beginning and end of the content. The "
+        "marker '... [CONTENT TRUNCATED] ...' indicates where content was removed.\n\n"
+        f"Truncated part of the output:\n{head_tail_preview(content, budget)}"
+    )
+
+
+async def save_artifact(ctx: ToolContext, tool_name: str, data: bytes) -> tuple[Path | None, str | None]:
+    """Save ``data`` as an artifact off the event loop: ``(path, None)``, or ``(None, reason)``
+    when the store cannot write it (a stderr note is printed; the tool result goes on)."""
+    try:
+        return await asyncio.to_thread(ctx.artifacts.save, tool_name, data), None
+    except OSError as exc:
+        reason = f"{type(exc).__name__}: {exc}"
+        warn(f"headwire: could not save the full output of {tool_name}: {reason}")
+        return None, reason
 
 
 # ---------------------------------------------------------------------------------------------
@@ -247,7 +276,8 @@ def _shell() -> list[str]:
 
 
 def _child_env() -> dict[str, str]:
-    env = dict(os.environ)
+    """headwire's environment without its own secrets (see :mod:`headwire.runtime.environment`)."""
+    env = tool_environment()
     env["PAGER"] = "cat"
     return env
 
@@ -512,14 +542,17 @@ class ShellTool:
         texts = _texts(args, result, output, timeout_ms)
         del output
         artifact: Path | None = None
+        unsaved: str | None = None
         if sum(map(len, texts.llm)) > OUTPUT_THRESHOLD:
-            artifact = await asyncio.to_thread(ctx.artifacts.save, self.name, result.data)
+            artifact, unsaved = await save_artifact(ctx, self.name, result.data)
         result.data = b""  # keep at most one copy of the output text from here on
         llm = "".join(texts.llm)
         display_parts = texts.display
-        if artifact is not None:
-            llm = truncated_envelope(llm, artifact)
-            footer = SAVED_FOOTER + str(artifact)
+        if artifact is not None or unsaved is not None:
+            llm = (truncated_envelope(llm, artifact) if artifact is not None
+                   else unsaved_envelope(llm, str(unsaved)))  # fmt: skip
+            footer = (SAVED_FOOTER + str(artifact) if artifact is not None
+                      else UNSAVED_FOOTER + str(unsaved))  # fmt: skip
             display_parts = (*display_parts, "\n", footer) if any(display_parts) else (footer,)
         # Upstream reports a failed command with its (possibly truncated) model text.
         error = llm if texts.failed else texts.error

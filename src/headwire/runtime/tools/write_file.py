@@ -4,8 +4,9 @@ The model text is upstream's ``Successfully created and wrote to new file: P.`` 
 ``Successfully overwrote file: P.``.  Upstream's display is a diff object, which headless
 wires do not show as text (they fall back to the model text), so ``display`` is ``None`` and
 the unified diff goes to ``extra["diff"]`` (with ``old_text``/``new_text`` for ACP diffs).
-The final path component is opened with ``O_NOFOLLOW`` so a symlink swapped in after the
-workspace check cannot redirect the write.
+The resolved path is opened with :func:`~headwire.runtime.tools.paths.open_confined`, so a
+symlink swapped in after the workspace check (for the file or a directory above it) cannot
+redirect the write.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from headwire.runtime.tools.paths import (
     check_args,
     denied_outcome,
     failure,
+    open_confined,
     resolve_in_workspace,
 )
 
@@ -45,10 +47,8 @@ def unified_diff(name: str, old: str, new: str, old_label: str, new_label: str) 
 
 
 def write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` (parents created), never following a final symlink."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
-    fd = os.open(path, flags, 0o666)
+    """Write ``data`` to the resolved ``path`` (parents created), following no symlink."""
+    fd = open_confined(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666, make_parents=True)
     with os.fdopen(fd, "wb") as handle:
         handle.write(data)
 
@@ -72,12 +72,13 @@ def write_error(raw: str, exc: OSError) -> ToolOutcome:
 def read_existing(path: Path) -> tuple[bool, str | None]:
     """Whether ``path`` exists, and its text when small enough to diff."""
     try:
-        size = path.stat().st_size
+        fd = open_confined(path, os.O_RDONLY | os.O_NONBLOCK)
     except FileNotFoundError:
         return False, None
-    if size > DIFF_MAX_CHARS:
-        return True, None
-    return True, path.read_bytes().decode("utf-8", errors="replace")
+    with os.fdopen(fd, "rb") as handle:
+        if os.fstat(fd).st_size > DIFF_MAX_CHARS:
+            return True, None
+        return True, handle.read().decode("utf-8", errors="replace")
 
 
 class WriteFileTool:

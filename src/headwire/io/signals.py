@@ -1,0 +1,82 @@
+"""Run a front end's event loop so that SIGINT and SIGTERM stop it cleanly.
+
+:func:`run_cancellable` is ``asyncio.run`` plus signal handlers: the first SIGINT or SIGTERM
+cancels the main task, so every ``finally`` on the way out runs (the running turn emits its
+error ``result`` and records it, a shell tool's process group is killed, MCP servers are shut
+down, the recorder is closed), and the run then returns ``128 + signal number``: ``130``
+(:data:`EXIT_SIGINT`) or ``143`` (:data:`EXIT_SIGTERM`), as a shell reports a process killed
+by that signal.  Further signals during that cleanup are noted and ignored; the cleanup is
+bounded by its own timeouts.
+
+A signal the parent set to be ignored (``SIG_IGN``, e.g. a ``nohup`` or a background job of
+a non-interactive shell) stays ignored.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from collections.abc import Coroutine
+from typing import Any
+
+from headwire.io.stdio import warn
+
+EXIT_SIGINT = 128 + signal.SIGINT
+EXIT_SIGTERM = 128 + signal.SIGTERM
+
+
+def _wanted() -> list[signal.Signals]:
+    """The signals whose current disposition is the default (not ignored by the parent)."""
+    wanted: list[signal.Signals] = []
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        wanted.append(signal.SIGINT)
+    if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+        wanted.append(signal.SIGTERM)
+    return wanted
+
+
+def run_cancellable(main: Coroutine[Any, Any, int]) -> int:
+    """Run ``main`` to its exit code; a SIGINT or SIGTERM cancels it and returns 128 + signum.
+
+    ``main`` must let ``asyncio.CancelledError`` propagate after its cleanup (swallowing it is
+    tolerated: the signal's exit code is returned all the same).
+    """
+    received: list[signal.Signals] = []
+    wanted = _wanted()
+
+    async def guarded() -> int:
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+        assert task is not None
+
+        def on_signal(signum: signal.Signals) -> None:
+            if received:
+                warn(f"headwire: {signum.name} received again; still shutting down")
+                return
+            received.append(signum)
+            warn(f"headwire: {signum.name} received; stopping")
+            task.cancel()
+
+        installed: list[signal.Signals] = []
+        for signum in wanted:
+            try:
+                loop.add_signal_handler(signum, on_signal, signum)
+            except (RuntimeError, ValueError, OSError):  # not the main thread, or no such signal
+                continue
+            installed.append(signum)
+        try:
+            code = await main
+        except asyncio.CancelledError:
+            if not received:
+                raise
+            task.uncancel()
+            code = 0
+        finally:
+            for signum in installed:
+                loop.remove_signal_handler(signum)
+        return 128 + int(received[0]) if received else code
+
+    return asyncio.run(guarded())
+
+
+__all__ = ["EXIT_SIGINT", "EXIT_SIGTERM", "run_cancellable"]

@@ -1,0 +1,68 @@
+"""``kill -9`` of headwire in the middle of a tool call, then ``--resume``.
+
+Every record is flushed when it is written, so the recording holds the interrupted turn up to
+the kill (the prompt, and the assistant message that called the tool) as valid JSONL.  A line
+torn by a crash is skipped by the reader, and the next writer starts on a fresh line so the
+records after it stay intact.  The resumed conversation answers the dangling tool call (chat
+APIs reject a call without a result), and the session answers the next prompt.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from headwire.runtime.recording import INTERRUPTED_CALL_MESSAGE
+from tests.e2e.helpers import run_cli
+from tests.fakes.fake_openai import FakeOpenAI
+from tests.faults.util import chats, descendants, kill_groups, read_recording, start, wait_until
+
+SID = "9a1d2c4e-0000-4000-8000-00000000a001"
+TORN = b'{"type":"tool_result","uuid":"torn-by-the-crash","message":{"role":"to'
+
+
+def test_kill9_mid_tool_then_resume(tmp_path: Path) -> None:
+    script = [{"tool": "run_shell_command", "args": {"command": "sleep 30"}, "id": "call_slow"},
+              {"text": "resumed fine"}]  # fmt: skip
+    with FakeOpenAI(script) as fake:
+        model = {"OPENAI_BASE_URL": fake.base_url, "OPENAI_API_KEY": "k", "OPENAI_MODEL": "fake-model"}
+        cli = start(["-o", "stream-json", "--yolo", "--session-id", SID, "-p", "first prompt"],
+                    tmp_path, **model)  # fmt: skip
+        tool = wait_until(lambda: [p for p, cmd in descendants(cli.pid).items() if "sleep 30" in cmd],
+                          "the shell tool to start")  # fmt: skip
+        cli.proc.kill()
+        assert cli.wait() == -9
+        kill_groups(tool)  # kill -9 cannot clean up: the tool's own process group is orphaned
+
+        (path,) = chats(cli.home)
+        assert path.stem == SID
+        records, bad = read_recording(path)
+        assert bad == []
+        assert [r["type"] for r in records] == ["user", "assistant"]
+        assert records[0]["message"] == {"role": "user", "content": "first prompt"}
+        (call,) = records[1]["message"]["tool_calls"]
+        assert call["id"] == "call_slow" and json.loads(call["function"]["arguments"]) == {"command": "sleep 30"}
+        # The wire got as far as the tool call; no result was written.
+        assert [m["type"] for m in cli.stdout_lines()][-1] == "assistant"
+
+        # As if the kill had torn a record in half.
+        with path.open("ab") as f:
+            f.write(TORN)
+
+        resumed = run_cli(["-o", "json", "--resume", SID, "-p", "second prompt"], tmp_path, **model)
+        assert resumed.returncode == 0, resumed.stderr
+        assert "Traceback" not in resumed.stderr
+        result = resumed.lines()[0][-1]
+        assert result["type"] == "result" and result["result"] == "resumed fine"
+        assert result["session_id"] == SID
+
+        sent = fake.requests[-1]["messages"]
+        assert [m["role"] for m in sent] == ["system", "user", "assistant", "tool", "user"]
+        assert sent[3] == {"role": "tool", "tool_call_id": "call_slow", "content": INTERRUPTED_CALL_MESSAGE}
+        assert sent[4]["content"] == "second prompt"
+
+    records, bad = read_recording(path)
+    assert bad == [TORN]  # on a line of its own: the records after it are intact
+    assert [r["type"] for r in records] == ["user", "assistant", "user", "assistant", "result"]
+    assert records[2]["message"]["content"] == "second prompt"
+    assert records[-1]["is_error"] is False and records[-1]["result"] == "resumed fine"

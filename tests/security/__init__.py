@@ -1,0 +1,1 @@
+"""Security properties: workspace confinement, private files, secrets, approval modes."""
