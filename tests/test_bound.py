@@ -24,7 +24,6 @@ from headwire.bound import (
     line_problem,
     project_text_block_list,
     quick_line_problem,
-    water_fill,
 )
 from headwire.projection import (
     ACP_TRUNCATION_MARKER,
@@ -157,14 +156,16 @@ demands_st = st.lists(st.integers(0, 5000), max_size=12)
 def test_water_fill_matches_the_acp_allocator_at_the_acp_reserve(
     demands: list[int], available: int
 ) -> None:
-    assert water_fill(demands, 41, available) == allocate_payload_budgets(demands, available)
+    assert allocate_payload_budgets(demands, available, reserve=41) == allocate_payload_budgets(
+        demands, available
+    )
 
 
 @given(demands_st, st.integers(0, 30000), st.integers(0, 100))
 def test_water_fill_is_bounded_and_max_min_fair(
     demands: list[int], available: int, reserve: int
 ) -> None:
-    allocations = water_fill(demands, reserve, available)
+    allocations = allocate_payload_budgets(demands, available, reserve=reserve)
     if allocations is None:
         assert sum(min(d, reserve) for d in demands) > available
         return

@@ -50,7 +50,11 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from headwire.projection.acp import ACP_TOOL_RESULT_JSON_BYTE_BUDGET, project_acp_tool_call_update
+from headwire.projection.acp import (
+    ACP_TOOL_RESULT_JSON_BYTE_BUDGET,
+    allocate_payload_budgets,
+    project_acp_tool_call_update,
+)
 from headwire.projection.headless import (
     HEADLESS_TRUNCATION_MARKER,
     TOOL_RESULT_JSON_BYTE_BUDGET,
@@ -77,7 +81,6 @@ __all__ = [
     "line_problem",
     "project_text_block_list",
     "quick_line_problem",
-    "water_fill",
 ]
 
 FAST_PATH_LINE_BYTES = max(TOOL_RESULT_JSON_BYTE_BUDGET, ACP_TOOL_RESULT_JSON_BYTE_BUDGET)
@@ -181,42 +184,6 @@ def json_size(value: Any) -> int:
 # -- the list-of-text-blocks rule -------------------------------------------------------------
 
 
-def water_fill(demands: list[int], reserve: int, available: int) -> list[int] | None:
-    """Share ``available`` payload bytes among texts demanding ``demands`` bytes, max-min fair.
-
-    Each text first gets ``min(demand, reserve)``; ``None`` when even that does not fit.  The
-    rest goes to a common level that rises over the remaining demands, and the indivisible
-    remainder goes one byte each, in index order, to the texts still below their demand.
-    The result is deterministic, never above a demand, and sums to at most ``available``.
-    """
-    base = [min(d, reserve) for d in demands]
-    remaining = available - sum(base)
-    if remaining < 0:
-        return None
-    wants = [d - b for d, b in zip(demands, base, strict=True)]
-    open_wants = sorted(w for w in wants if w > 0)
-    level = 0
-    remainder = 0
-    active = len(open_wants)
-    for want in open_wants:
-        cost = (want - level) * active
-        if cost > remaining:
-            level += remaining // active
-            remainder = remaining % active
-            break
-        remaining -= cost
-        level = want
-        active -= 1
-    allocations = [b + min(w, level) for b, w in zip(base, wants, strict=True)]
-    for index, want in enumerate(wants):
-        if remainder == 0:
-            break
-        if want > level:
-            allocations[index] += 1
-            remainder -= 1
-    return allocations
-
-
 def _text_blocks(value: list[Any]) -> list[str] | None:
     """The texts of ``value`` when every element is exactly ``{"type":"text","text":str}``."""
     texts: list[str] = []
@@ -246,7 +213,7 @@ def project_text_block_list(blocks: list[Any]) -> list[Any]:
       each text gets ``65,536 - skeleton`` payload bytes in all, where the skeleton
       (``[]``, 25 bytes per empty block, 1 per comma) is what the list costs with empty texts;
     * each text first reserves ``min(its size, 46)`` (the payload of
-      ``HEADLESS_TRUNCATION_MARKER``), then the rest is water-filled (:func:`water_fill`):
+      ``HEADLESS_TRUNCATION_MARKER``), then the rest is water-filled (:func:`~headwire.projection.acp.allocate_payload_budgets`):
       small texts stay whole and large ones share the remainder evenly, the lower indices
       taking the odd bytes; a text over its share becomes the usual 20% head + marker +
       80% tail preview;
@@ -281,7 +248,7 @@ def project_text_block_list(blocks: list[Any]) -> list[Any]:
         cap = spare + reserve  # nobody can get more than this
         size = json_string_payload_bytes(text, cap)
         demands.append(min(size, cap + 1))
-    allocations = water_fill(demands, marker, available)
+    allocations = allocate_payload_budgets(demands, available, reserve=marker)
     if allocations is None:
         return _marker_only()
     projected: list[Any] = []

@@ -24,7 +24,7 @@ from typing import Any
 import orjson
 
 from headwire.acp.updates import message_chunk, tool_call_result, tool_call_start
-from headwire.runtime.recording import RecordingError
+from headwire.runtime.recording import read_records
 from headwire.runtime.tools.base import Tool
 
 __all__ = ["INTERRUPTED_TEXT", "READ_BUFFER_BYTES", "Replayer", "stream_records"]
@@ -38,23 +38,8 @@ INTERRUPTED_TEXT = "Tool call was interrupted before it finished."
 
 
 def stream_records(path: Path) -> Iterator[dict[str, Any]]:
-    """The records of a recording, one line at a time (never the whole file in memory).
-
-    A line that is not a JSON object (a torn last line after a crash) is skipped, as
-    :func:`headwire.runtime.recording.read_records` does.
-    """
-    try:
-        f = path.open("rb", buffering=READ_BUFFER_BYTES)
-    except OSError as exc:
-        raise RecordingError(f"cannot read session recording {path}: {exc.strerror}") from None
-    with f:
-        for line in f:
-            try:
-                record = orjson.loads(line)
-            except orjson.JSONDecodeError:
-                continue
-            if isinstance(record, dict):
-                yield record
+    """The records of a recording, streamed with a large read buffer."""
+    return read_records(path, READ_BUFFER_BYTES)
 
 
 def _text(content: Any) -> str:

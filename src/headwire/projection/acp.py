@@ -111,15 +111,18 @@ def _fallback_content() -> Blocks:
     return [_text_block(ACP_TRUNCATION_MARKER)]
 
 
-def allocate_payload_budgets(demands: list[int], available: int) -> list[int] | None:
+def allocate_payload_budgets(
+    demands: list[int], available: int, reserve: int = _MARKER_PAYLOAD_BYTES
+) -> list[int] | None:
     """Share ``available`` payload bytes among texts demanding ``demands`` bytes (max-min fair).
 
-    Each text first gets ``min(demand, marker payload)``; ``None`` when even that does not fit.
+    Each text first gets ``min(demand, reserve)`` (by default the ACP marker's payload, so a cut
+    text always holds its marker); ``None`` when even that does not fit.
     The rest is water-filled: a common level rises over the remaining capacities (ties broken by
     index), and the indivisible remainder goes one byte each, in index order, to the texts that
     could still use more.  Deterministic, and never more than ``available`` in total.
     """
-    base = [min(d, _MARKER_PAYLOAD_BYTES) for d in demands]
+    base = [min(d, reserve) for d in demands]
     remaining = available - sum(base)
     if remaining < 0:
         return None

@@ -82,10 +82,11 @@ class Recorder:
             self._file = None
 
 
-def read_records(path: Path) -> Iterator[dict[str, Any]]:
-    """Yield the records of a recording, skipping a torn last line (after a crash)."""
+def read_records(path: Path, buffer_bytes: int = -1) -> Iterator[dict[str, Any]]:
+    """Yield the records of a recording one line at a time (never the whole file in memory),
+    skipping a line that is not a JSON object (a torn last line after a crash)."""
     try:
-        f = path.open("rb")
+        f = path.open("rb", buffering=buffer_bytes)
     except OSError as exc:
         raise RecordingError(f"cannot read session recording {path}: {exc.strerror}") from None
     with f:

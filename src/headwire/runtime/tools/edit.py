@@ -22,7 +22,7 @@ from headwire.runtime.tools.base import ApprovalMode, ToolContext, ToolKind, Too
 from headwire.runtime.tools.paths import (
     PathDenied,
     approval_needed,
-    check_args,
+    check_file_path_args,
     denied_outcome,
     failure,
     open_confined,
@@ -177,15 +177,10 @@ class EditTool:
 
     def validate(self, args: dict[str, Any]) -> str | None:
         """Schema check plus upstream's path rules."""
-        problem = check_args(self.parameters, args)
+        problem = check_file_path_args(self.parameters, args, empty="The 'file_path' parameter must be non-empty.",
+                                       relative="File path must be absolute: {path}")  # fmt: skip
         if problem:
             return problem
-        file_path = args["file_path"].strip()
-        args["file_path"] = file_path
-        if not file_path:
-            return "The 'file_path' parameter must be non-empty."
-        if not os.path.isabs(file_path):
-            return f"File path must be absolute: {file_path}"
         return None
 
     def needs_approval(self, args: dict[str, Any], mode: ApprovalMode) -> bool:

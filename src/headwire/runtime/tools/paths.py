@@ -224,3 +224,21 @@ def check_args(schema: dict[str, Any], args: Any) -> str | None:
     if not isinstance(args, dict):
         return "Value of params must be an object"
     return _check_object(schema, args, "params")
+
+
+def check_file_path_args(
+    schema: dict[str, Any], args: Any, *, empty: str, relative: str
+) -> str | None:
+    """Schema check, then the file tools' path rules: ``file_path`` stripped (in place),
+    non-empty and absolute.  ``empty`` is the message for a blank path; ``relative`` is a
+    format string for a relative one (``{path}``)."""
+    problem = check_args(schema, args)
+    if problem:
+        return problem
+    file_path = args["file_path"].strip()
+    args["file_path"] = file_path
+    if not file_path:
+        return empty
+    if not os.path.isabs(file_path):
+        return relative.format(path=file_path)
+    return None

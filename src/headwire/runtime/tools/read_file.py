@@ -22,7 +22,7 @@ from headwire.runtime.tools.base import ApprovalMode, ToolContext, ToolKind, Too
 from headwire.runtime.tools.paths import (
     PathDenied,
     approval_needed,
-    check_args,
+    check_file_path_args,
     denied_outcome,
     display_path,
     failure,
@@ -185,16 +185,11 @@ class ReadFileTool:
 
     def validate(self, args: dict[str, Any]) -> str | None:
         """Schema check plus upstream's path, offset and limit rules."""
-        problem = check_args(self.parameters, args)
+        problem = check_file_path_args(self.parameters, args, empty="The 'file_path' parameter must be non-empty.",
+                                       relative=("File path must be absolute, but was relative: {path}. "
+                    "You must provide an absolute path."))  # fmt: skip
         if problem:
             return problem
-        file_path = args["file_path"].strip()
-        args["file_path"] = file_path
-        if not file_path:
-            return "The 'file_path' parameter must be non-empty."
-        if not os.path.isabs(file_path):
-            return (f"File path must be absolute, but was relative: {file_path}. "
-                    "You must provide an absolute path.")  # fmt: skip
         offset, limit = args.get("offset"), args.get("limit")
         if offset is not None and offset < 0:
             return "Offset must be a non-negative integer"

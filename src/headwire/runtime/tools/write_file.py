@@ -22,7 +22,7 @@ from headwire.runtime.tools.base import ApprovalMode, ToolContext, ToolKind, Too
 from headwire.runtime.tools.paths import (
     PathDenied,
     approval_needed,
-    check_args,
+    check_file_path_args,
     denied_outcome,
     failure,
     open_confined,
@@ -112,15 +112,11 @@ class WriteFileTool:
 
     def validate(self, args: dict[str, Any]) -> str | None:
         """Schema check plus upstream's path rules."""
-        problem = check_args(self.parameters, args)
+        problem = check_file_path_args(self.parameters, args, empty='Missing or empty "file_path"',
+                                       relative="File path must be absolute: {path}")  # fmt: skip
         if problem:
             return problem
-        file_path = args["file_path"].strip()
-        args["file_path"] = file_path
-        if not file_path:
-            return 'Missing or empty "file_path"'
-        if not os.path.isabs(file_path):
-            return f"File path must be absolute: {file_path}"
+        file_path = args["file_path"]
         if os.path.isdir(file_path):
             return f"Path is a directory, not a file: {file_path}"
         return None
