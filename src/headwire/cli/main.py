@@ -22,5 +22,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.write(f"{__version__}\n")
         return 0
     from headwire.cli.agent_cmd import run_agent
+    from headwire.io.memory import pin_mmap_threshold
 
+    pin_mmap_threshold()
     return run_agent(args)
