@@ -551,17 +551,18 @@ def bound_line(line: bytes | bytearray, fmt: Format) -> LineOutcome:
         return LineOutcome(None, problem=problem)
     try:
         new, changes = bound_value(value, fmt)
+        if new is value:
+            return LineOutcome(None)
+        encoded = encode(new)  # raises past orjson's 254 levels of nesting (it reads 1,024)
     except Exception as exc:  # a line we cannot bound still goes out, unchanged
         return LineOutcome(None, error=f"left unbounded ({type(exc).__name__}: {exc})")
-    if new is value:
-        return LineOutcome(None)
     start = 0
     while line[start] in _WHITESPACE:
         start += 1
     end = len(line)
     while line[end - 1] in _WHITESPACE:
         end -= 1
-    return LineOutcome(bytes(line[:start]) + encode(new) + bytes(line[end:]), changes)
+    return LineOutcome(bytes(line[:start]) + encoded + bytes(line[end:]), changes)
 
 
 def first_long_line(data: bytes, start: int, end: int) -> int:
@@ -669,7 +670,9 @@ class BoundFilter:
         """Emit one line, checking it when short and bounding it when long."""
         self.stats.lines += 1
         if len(line) <= FAST_PATH_LINE_BYTES:
-            problem = (line_problem if self.validate else quick_line_problem)(line)
+            # checked without its terminator, as _short_lines checks it: same warning either way
+            body = line[:-1] if line.endswith(b"\n") else line
+            problem = (line_problem if self.validate else quick_line_problem)(body)
             if problem is not None:
                 self._warn(self.stats.lines, problem)
             return line

@@ -13,9 +13,17 @@ import json
 from pathlib import Path
 
 from headwire.runtime.recording import INTERRUPTED_CALL_MESSAGE
-from tests.e2e.helpers import run_cli
 from tests.fakes.fake_openai import FakeOpenAI
-from tests.faults.util import chats, descendants, kill_groups, read_recording, start, wait_until
+from tests.faults.util import (
+    chats,
+    descendants,
+    json_output,
+    kill_groups,
+    read_recording,
+    run,
+    start,
+    wait_until,
+)
 
 SID = "9a1d2c4e-0000-4000-8000-00000000a001"
 TORN = b'{"type":"tool_result","uuid":"torn-by-the-crash","message":{"role":"to'
@@ -27,7 +35,7 @@ def test_kill9_mid_tool_then_resume(tmp_path: Path) -> None:
     with FakeOpenAI(script) as fake:
         model = {"OPENAI_BASE_URL": fake.base_url, "OPENAI_API_KEY": "k", "OPENAI_MODEL": "fake-model"}
         cli = start(["-o", "stream-json", "--yolo", "--session-id", SID, "-p", "first prompt"],
-                    tmp_path, **model)  # fmt: skip
+                    tmp_path, env=model)  # fmt: skip
         tool = wait_until(lambda: [p for p, cmd in descendants(cli.pid).items() if "sleep 30" in cmd],
                           "the shell tool to start")  # fmt: skip
         cli.proc.kill()
@@ -49,10 +57,10 @@ def test_kill9_mid_tool_then_resume(tmp_path: Path) -> None:
         with path.open("ab") as f:
             f.write(TORN)
 
-        resumed = run_cli(["-o", "json", "--resume", SID, "-p", "second prompt"], tmp_path, **model)
+        resumed = run(["-o", "json", "--resume", SID, "-p", "second prompt"], tmp_path, model)
         assert resumed.returncode == 0, resumed.stderr
         assert "Traceback" not in resumed.stderr
-        result = resumed.lines()[0][-1]
+        result = json_output(resumed.stdout)[-1]
         assert result["type"] == "result" and result["result"] == "resumed fine"
         assert result["session_id"] == SID
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -18,11 +19,12 @@ import pytest
 
 from tests.e2e.helpers import write_script
 from tests.faults.util import (
-    MCP_SERVER,
+    NOISY_SERVER,
     Cli,
     alive,
     chats,
     descendants,
+    json_output,
     mcp_config,
     no_traceback,
     read_recording,
@@ -30,7 +32,7 @@ from tests.faults.util import (
     wait_until,
 )
 
-SLOW = [{"tool": "run_shell_command", "args": {"command": "sleep 30"}}, {"text": "never"}]
+SLOW: list[dict[str, Any]] = [{"tool": "run_shell_command", "args": {"command": "sleep 30"}}, {"text": "never"}]
 EXIT = {signal.SIGINT: 130, signal.SIGTERM: 143}
 
 
@@ -72,10 +74,10 @@ def stopped(cli: Cli, signum: signal.Signals, children: list[int]) -> None:
 
 def test_sigterm_headless_stream_json_with_mcp(tmp_path: Path) -> None:
     script = write_script(tmp_path / "script.jsonl", SLOW)
-    config = mcp_config(helper=[str(MCP_SERVER)])
+    config = mcp_config(helper=[str(NOISY_SERVER)])
     cli = start(["--script", str(script), "--yolo", "-o", "stream-json", "--mcp-config", config,
                  "-p", "go"], tmp_path)  # fmt: skip
-    children = running_tool(cli, str(MCP_SERVER))
+    children = running_tool(cli, str(NOISY_SERVER))
     assert len(children) >= 2  # the shell tool and the MCP server
     stopped(cli, signal.SIGTERM, children)
     messages = cli.stdout_lines()
@@ -97,7 +99,7 @@ def test_sigterm_headless_json(tmp_path: Path) -> None:
     script = write_script(tmp_path / "script.jsonl", SLOW)
     cli = start(["--script", str(script), "--yolo", "-o", "json", "-p", "go"], tmp_path)
     stopped(cli, signal.SIGTERM, running_tool(cli))
-    (messages,) = cli.stdout_lines()  # one array, ending with the error result
+    messages = json_output(bytes(cli.out))  # one array, ending with the error result
     assert [m["type"] for m in messages] == ["system", "assistant", "result"]
     check_error_result(messages[-1])
     check_cancelled_recording(cli.home)
@@ -146,3 +148,15 @@ def test_sigterm_acp(tmp_path: Path) -> None:
     cli.proc.stdin.close()
     assert answer(3)["result"] == {"stopReason": "cancelled"}
     check_cancelled_recording(cli.home)
+
+
+def test_ignored_sigterm_stays_ignored(tmp_path: Path) -> None:
+    """A parent that set SIGTERM to be ignored (``nohup``-like) keeps it ignored."""
+    script = write_script(tmp_path / "script.jsonl", SLOW)
+    cli = start(["--script", str(script), "--yolo", "-o", "stream-json", "-p", "go"], tmp_path,
+                preexec=lambda: signal.signal(signal.SIGTERM, signal.SIG_IGN))  # fmt: skip
+    children = running_tool(cli)
+    cli.proc.send_signal(signal.SIGTERM)
+    time.sleep(0.5)
+    assert alive(cli.pid) and "SIGTERM" not in cli.stderr
+    stopped(cli, signal.SIGINT, children)

@@ -10,13 +10,14 @@ from __future__ import annotations
 import json
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.e2e.helpers import BIG_COMMAND, write_script
 from tests.faults.util import chats, no_traceback, read_recording, start
 
-SCRIPT = [
+SCRIPT: list[dict[str, Any]] = [
     {"tool": "run_shell_command", "args": {"command": "sleep 0.3; echo first"}},
     {"tool": "run_shell_command", "args": {"command": BIG_COMMAND}},
     {"text": "done"},

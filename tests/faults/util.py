@@ -6,6 +6,7 @@ directory, ``tmp/proj`` the project), so a session started here resumes with ``r
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -18,10 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from tests.e2e.helpers import env_for
+from tests.e2e.helpers import Proc, env_for, run_cli
 
-FAKES = Path(__file__).resolve().parents[1] / "fakes"
-MCP_SERVER = FAKES / "mcp_server.py"
 NOISY_SERVER = Path(__file__).resolve().parent / "noisy_mcp_server.py"
 
 
@@ -96,14 +95,15 @@ class Cli:
 
 
 def start(args: list[str], tmp: Path, *, stdin: int | None = subprocess.DEVNULL, drain: bool = True,
-          **env: str) -> Cli:  # fmt: skip
-    """Start ``python -m headwire ARGS`` in ``tmp/proj`` with ``tmp/home`` as home."""
+          env: dict[str, str] | None = None, preexec: Callable[[], object] | None = None) -> Cli:  # fmt: skip
+    """Start ``python -m headwire ARGS`` in ``tmp/proj`` with ``tmp/home`` as home (and the
+    extra variables ``env``; ``preexec`` runs in the child before it starts)."""
     home, proj = tmp / "home", tmp / "proj"
     home.mkdir(parents=True, exist_ok=True)
     proj.mkdir(parents=True, exist_ok=True)
     proc = subprocess.Popen([sys.executable, "-m", "headwire", *args], cwd=proj,
-                            env=env_for(home, **env), stdin=stdin, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)  # fmt: skip
+                            env=env_for(home, **(env or {})), stdin=stdin, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, preexec_fn=preexec)  # fmt: skip
     cli = Cli(proc, home, proj)
     cli.drain(stdout=drain)
     return cli
@@ -162,10 +162,8 @@ def descendants(pid: int) -> dict[int, str]:
 def kill_groups(pids: list[int]) -> None:
     """Cleanup: SIGKILL the process groups of ``pids`` (after a ``kill -9`` orphaned them)."""
     for pid in pids:
-        try:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(os.getpgid(pid), signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
 
 
 def chats(home: Path) -> list[Path]:
@@ -188,6 +186,18 @@ def read_recording(path: Path) -> tuple[list[dict[str, Any]], list[bytes]]:
     return records, bad
 
 
+def run(args: list[str], tmp: Path, env: dict[str, str] | None = None) -> Proc:
+    """:func:`tests.e2e.helpers.run_cli` with the extra variables ``env``."""
+    extra: dict[str, Any] = dict(env or {})
+    return run_cli(args, tmp, **extra)
+
+
+def json_output(stdout: bytes) -> Any:
+    """stdout of ``-o json``: the one array of messages."""
+    (line,) = stdout.splitlines()
+    return json.loads(line)
+
+
 def mcp_config(**servers: list[str]) -> str:
     """``--mcp-config`` JSON: each server is a command line run with this Python."""
     return json.dumps({"mcpServers": {name: {"command": sys.executable, "args": argv}
@@ -197,3 +207,8 @@ def mcp_config(**servers: list[str]) -> str:
 def no_traceback(stderr: str) -> None:
     """stderr holds diagnostics only, never a Python traceback."""
     assert "Traceback" not in stderr, stderr
+
+
+def artifacts_of(home: Path) -> list[Path]:
+    """The producer artifacts under ``home``."""
+    return sorted((home / ".headwire" / "tmp").rglob("*.output"))

@@ -41,6 +41,7 @@ import contextlib
 import fcntl
 import io
 import os
+import reprlib
 import sys
 import threading
 import traceback
@@ -305,7 +306,8 @@ class AcpServer:
         session_id = params.get("sessionId")
         session = self.sessions.get(session_id) if isinstance(session_id, str) else None
         if session is None:
-            warn(f"headwire: acp: session/cancel for unknown session {session_id!r}")
+            # reprlib: a sessionId nested ~1,000 deep must not overflow the stack in repr()
+            warn(f"headwire: acp: session/cancel for unknown session {reprlib.repr(session_id)}")
             return
         self.stop_turn(session, "cancelled")
 

@@ -172,7 +172,11 @@ def cwd_param(params: dict[str, Any]) -> Path:
     path = Path(string_param(params, "cwd"))
     if not path.is_absolute():
         raise rpc.RpcError.invalid_params("cwd must be an absolute path")
-    if not path.is_dir():
+    try:
+        is_dir = path.is_dir()
+    except OSError:  # e.g. a name too long for the file system
+        is_dir = False
+    if not is_dir:
         raise rpc.RpcError.invalid_params(f"cwd is not a directory: {path}")
     return path
 

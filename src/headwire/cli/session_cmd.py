@@ -225,8 +225,11 @@ class Session:
         self.send({"type": "control_cancel_request", "request_id": request_id})
 
     def _interrupt_current(self) -> None:
-        if self.current is not None and not self.current.done():
-            self.current.cancel()
+        task = self.current
+        if task is not None and not task.done():
+            # One step later, after the task's first step (already scheduled): a turn
+            # interrupted before it started still writes its error result.
+            asyncio.get_running_loop().call_soon(task.cancel)
 
     async def ask_permission(self, tool: Tool, call_id: str, args: dict[str, Any]) -> Decision:
         """Ask the client with ``can_use_tool``; no answer in time, or no client, is a denial."""
@@ -403,25 +406,29 @@ class Session:
             self._bad_line(f"a message must be a JSON object, not {type(message).__name__}")
             return
         kind = message.get("type")
-        if not isinstance(kind, str):
-            self._bad_line('missing required "type" field', message.get("request_id"))
-        elif kind == "control_response":
-            self._on_control_response(message)
-        elif kind == "control_cancel_request":
-            self._on_cancel(message)
-        elif kind == "control_request":
-            self._on_control_request(message)
-        elif kind == "user":
-            self._on_user(message)
-        else:
-            warn(f"headwire: stdin line {self.lineno}: ignoring message of type {kind!r}")
+        try:
+            if not isinstance(kind, str):
+                self._bad_line('missing required "type" field', message.get("request_id"))
+            elif kind == "control_response":
+                self._on_control_response(message)
+            elif kind == "control_cancel_request":
+                self._on_cancel(message)
+            elif kind == "control_request":
+                self._on_control_request(message)
+            elif kind == "user":
+                self._on_user(message)
+            else:
+                warn(f"headwire: stdin line {self.lineno}: ignoring message of type {kind!r}")
+        except RecursionError:  # str() of a member nested ~1,000 deep (orjson reads 1,024)
+            self._bad_line("a value is nested too deeply", message.get("request_id"))
 
     def _on_control_response(self, message: m.JsonDict) -> None:
         body = message.get("response")
         if not isinstance(body, dict):
             warn(f"headwire: stdin line {self.lineno}: control_response without a response object")
             return
-        future = self.pending.get(str(body.get("request_id")))
+        request_id = body.get("request_id")  # never str() it: it may be nested ~1,000 deep
+        future = self.pending.get(request_id) if isinstance(request_id, str) else None
         if future is None:
             warn(f"headwire: stdin line {self.lineno}: control_response for a request that is no "
                  "longer pending, ignored")  # fmt: skip

@@ -151,6 +151,9 @@ class Agent:
         self.session_turns = 0
         self.cancelled = asyncio.Event()
         self.observer = observer or AgentObserver()
+        self.permission_denials: list[m.JsonDict] = []
+        """The current run's ``permission_denials``; a subagent shares its parent's list, so
+        the calls it was refused show in the final ``result`` too."""
 
     @staticmethod
     def new_uuid() -> str:
@@ -221,6 +224,7 @@ class Agent:
         started = time.monotonic()
         stats = _Stats()
         emitter = ToolResultEmitter(self.config.session_id, self.new_uuid)
+        self.permission_denials = emitter.permission_denials
         self.cancelled.clear()
         self.emit(self.init_message())
         self.emit(
@@ -269,9 +273,10 @@ class Agent:
 
         Emits the subagent's assistant messages and tool results (with this agent's
         ``parent_tool_use_id``) but no ``system/init`` and no ``result``; errors propagate.
+        Refused calls join :attr:`permission_denials` (the parent's list).
         """
         stats = _Stats()
-        emitter = ToolResultEmitter(self.config.session_id, self.new_uuid)
+        emitter = ToolResultEmitter(self.config.session_id, self.new_uuid, self.permission_denials)
         user_msg = {"role": "user", "content": prompt}
         self.conversation.append(user_msg)
         self._record("user", message=user_msg)

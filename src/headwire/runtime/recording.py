@@ -102,7 +102,11 @@ def read_records(path: Path, buffer_bytes: int = -1) -> Iterator[dict[str, Any]]
 def find_session(root: Path, cwd: Path, session_id: str) -> Path:
     """The recording of ``session_id`` in this project."""
     path = chats_dir(root, cwd) / f"{session_id}.jsonl"
-    if not path.exists():
+    try:
+        found = path.exists()
+    except OSError:  # e.g. a name too long for the file system
+        found = False
+    if not found:
         raise RecordingError(f"No saved session found with ID {session_id}")
     return path
 

@@ -147,4 +147,5 @@ def _spawn(parent: Agent, definition: AgentDefinition, call_id: str) -> Agent:
     child = Agent(config, parent.model, tools, parent.emit, parent.artifacts, parent.recorder,
                   ask=parent.ask, observer=parent.observer)  # fmt: skip
     child.cancelled = parent.cancelled
+    child.permission_denials = parent.permission_denials  # its refusals count in the result
     return child

@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import reprlib
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -225,7 +226,12 @@ def _pairs(raw: Any, key: str) -> dict[str, Any]:
     value = raw.get(key)
     if not isinstance(value, list):
         return {} if value is None else {"": value}
-    return {str(item.get("name")): item.get("value") for item in value if isinstance(item, dict)}
+    # reprlib, not str(): a name nested ~1,000 deep must not overflow the stack
+    return {_name(item.get("name")): item.get("value") for item in value if isinstance(item, dict)}
+
+
+def _name(name: Any) -> str:
+    return name if isinstance(name, str) else reprlib.repr(name)
 
 
 def parse_acp_servers(
