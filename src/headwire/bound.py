@@ -538,6 +538,23 @@ def _well_formed(lines: Iterable[bytes]) -> bool:
 # -- bounding lines ---------------------------------------------------------------------------
 
 
+_MAX_WRITE_DEPTH = 254
+"""The deepest nesting orjson writes (it reads up to 1,024 levels)."""
+
+
+def _nested_deeper_than(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests arrays and objects more than ``limit`` levels (no recursion)."""
+    stack: list[tuple[Any, int]] = [(value, 1)] if isinstance(value, dict | list) else []
+    while stack:
+        node, depth = stack.pop()
+        for child in node.values() if isinstance(node, dict) else node:
+            if isinstance(child, dict | list):
+                if depth >= limit:
+                    return True
+                stack.append((child, depth + 1))
+    return False
+
+
 def bound_line(line: bytes | bytearray, fmt: Format) -> LineOutcome:
     """Bound the tool results in one line (terminator included, if any).
 
@@ -549,6 +566,10 @@ def bound_line(line: bytes | bytearray, fmt: Format) -> LineOutcome:
     value, problem = _parse(line)
     if problem is not None:
         return LineOutcome(None, problem=problem)
+    if _nested_deeper_than(value, _MAX_WRITE_DEPTH):
+        # cannot be written again; deciding here, not by whichever recursion fails first,
+        # keeps the outcome independent of the caller's stack (and of how input was read)
+        return LineOutcome(None, error=f"left unbounded (nested over {_MAX_WRITE_DEPTH} levels)")
     try:
         new, changes = bound_value(value, fmt)
         if new is value:

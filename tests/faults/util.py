@@ -40,6 +40,7 @@ class Cli:
     out: bytearray = field(default_factory=bytearray)
     err: bytearray = field(default_factory=bytearray)
     rusage: Any = None
+    own_peak_kib: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _threads: list[threading.Thread] = field(default_factory=list)
 
@@ -51,6 +52,21 @@ class Cli:
             thread = threading.Thread(target=_drain, args=(stream, sink, self._lock), daemon=True)
             thread.start()
             self._threads.append(thread)
+        sampler = threading.Thread(target=self._sample_hwm, daemon=True)
+        sampler.start()
+
+    def _sample_hwm(self) -> None:
+        """Follow the CLI's own ``VmHWM`` (peak resident set, children excluded) while it runs."""
+        path = f"/proc/{self.proc.pid}/status"
+        while self.proc.returncode is None:
+            try:
+                with open(path) as f:
+                    for line in f:
+                        if line.startswith("VmHWM:"):
+                            self.own_peak_kib = max(self.own_peak_kib, int(line.split()[1]))
+            except (OSError, ValueError):
+                return
+            time.sleep(0.02)
 
     @property
     def pid(self) -> int:
@@ -89,8 +105,12 @@ class Cli:
         return code
 
     def peak_rss_mb(self) -> float:
-        """``ru_maxrss`` from ``wait4``: the largest resident set of the CLI (or of a child it
-        reaped, so an upper bound), in MiB."""
+        """The CLI's own peak resident set in MiB: its ``VmHWM`` as sampled while it ran.
+
+        ``ru_maxrss`` from ``wait4`` also counts the children it reaped (an MCP server that
+        builds a 20 MiB reply), so it is only the fallback when no sample was taken."""
+        if self.own_peak_kib:
+            return self.own_peak_kib / 1024
         return float(self.rusage.ru_maxrss) / 1024
 
 

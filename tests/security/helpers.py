@@ -8,6 +8,7 @@ import os
 import stat
 import subprocess
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -100,13 +101,14 @@ def outcome_text(outcome: ToolOutcome) -> str:
 
 
 def run_headwire(args: list[str], tmp: Path, *, stdin: bytes = b"", umask: int | None = None,
-                 timeout: float = 90, **extra_env: str) -> Proc:  # fmt: skip
-    """``python -m headwire ARGS`` in ``tmp/proj`` with home ``tmp/home``, under ``umask``."""
+                 timeout: float = 90, env: Mapping[str, str] | None = None) -> Proc:  # fmt: skip
+    """``python -m headwire ARGS`` in ``tmp/proj`` with home ``tmp/home``, under ``umask``,
+    with the variables of ``env`` added to a clean environment."""
     home, proj = tmp / "home", tmp / "proj"
     home.mkdir(parents=True, exist_ok=True)
     proj.mkdir(parents=True, exist_ok=True)
     done = subprocess.run(
-        [sys.executable, "-m", "headwire", *args], cwd=proj, env=env_for(home, **extra_env),
+        [sys.executable, "-m", "headwire", *args], cwd=proj, env=env_for(home, **(env or {})),
         input=stdin, capture_output=True, timeout=timeout, check=False,
         umask=-1 if umask is None else umask,
     )  # fmt: skip

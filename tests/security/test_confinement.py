@@ -125,14 +125,28 @@ CREATE_ATTACKS: dict[str, Attack] = {
     "through-dir-symlink": _through_dir_link, "dangling-dir-symlink": _dangling_dir_link,
 }  # fmt: skip
 
+def _dir_link_itself(w: World) -> str:
+    _dir_link(w)
+    return str(w.ws / "linkdir")
+
+
+def _dir_link_sub(w: World) -> str:
+    _dir_link(w)
+    return str(w.ws / "linkdir" / "sub")
+
+
+def _added_dir_link(w: World) -> str:
+    (w.extra / "out").symlink_to(w.outside)
+    return str(w.extra / "out")
+
+
 DIR_ATTACKS: dict[str, Attack] = {
     "absolute": lambda w: str(w.outside),
     "root": lambda w: "/",
     "traversal": lambda w: f"{w.ws}/..",
     "traversal-sibling": lambda w: f"{w.ws}/../outside",
-    "dir-symlink": lambda w: (_dir_link(w), str(w.ws / "linkdir"))[1],
-    "dir-symlink-sub": lambda w: (_dir_link(w), str(w.ws / "linkdir" / "sub"))[1],
-    "added-dir-symlink": lambda w: ((w.extra / "out").symlink_to(w.outside), str(w.extra / "out"))[1],
+    "dir-symlink": _dir_link_itself, "dir-symlink-sub": _dir_link_sub,
+    "added-dir-symlink": _added_dir_link,
     "home": lambda w: "~",
 }  # fmt: skip
 

@@ -16,7 +16,6 @@ import pytest
 from tests.e2e.helpers import recordings, run_cli, write_script
 from tests.security.helpers import SECRET, snapshot
 
-
 CORE = "read_file,write_file,edit,list_directory,glob,grep_search,run_shell_command"
 """Every file tool (``list_directory`` is registered only when named)."""
 
@@ -93,7 +92,7 @@ def test_outside_paths_are_tool_errors_on_the_wire(tmp_path: Path, fmt: str) -> 
 
 def test_added_directory_is_inside_and_confined(tmp_path: Path) -> None:
     """``--include-directories`` (and Claude's ``--add-dir``) admit exactly the added tree."""
-    proj, outside, extra = _setup(tmp_path)
+    _, _, extra = _setup(tmp_path)
     calls = [
         {"name": "read_file", "args": {"file_path": str(extra / "added.txt")}},
         {"name": "write_file", "args": {"file_path": str(extra / "made.txt"), "content": "made"}},

@@ -72,7 +72,7 @@ def test_a_working_session_leaks_no_key(tmp_path: Path, how: str) -> None:
     if how in ("flag", "both"):
         args += ["--openai-api-key", FLAG_CANARY]
     with FakeOpenAI(script, require_api_key=canary) as fake:
-        proc = run_headwire([*args, "--openai-base-url", fake.base_url], tmp_path, **env)
+        proc = run_headwire([*args, "--openai-base-url", fake.base_url], tmp_path, env=env)
         headers = fake.request_headers
     assert proc.returncode == 0, proc.stderr
     assert headers and all(h.get("Authorization") == f"Bearer {canary}" for h in headers)
@@ -90,7 +90,7 @@ def test_an_mcp_server_gets_the_key_only_when_its_config_says_so(tmp_path: Path)
     with FakeOpenAI(script, require_api_key=ENV_CANARY) as fake:
         proc = run_headwire(["-m", "fake-model", "--openai-base-url", fake.base_url, "--yolo",
                              "-o", "json", "--mcp-config", _mcp_config(pass_key=True), "-p", "x"],
-                            tmp_path, OPENAI_API_KEY=ENV_CANARY)  # fmt: skip
+                            tmp_path, env={"OPENAI_API_KEY": ENV_CANARY})  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     (text,) = _tool_texts(json.loads(proc.stdout))
     seen = json.loads(text)
@@ -100,8 +100,10 @@ def test_an_mcp_server_gets_the_key_only_when_its_config_says_so(tmp_path: Path)
 FAILURES: dict[str, list[dict[str, Any]]] = {
     # The fake server answers 401 "Incorrect API key provided: <the key>" for a wrong key.
     "401-echoing-the-key": [],
-    "500-json-echo": [{"error_status": 500, "message": "upstream rejected key {key}"}] * 4,
-    "500-raw-body-echo": [{"error_status": 503, "error_body": "bad gateway; auth=Bearer {key}"}] * 4,
+    "500-json-echo": [{"error_status": 500, "message": "upstream rejected key {key}",
+                       "retry_after": 0}] * 4,
+    "500-raw-body-echo": [{"error_status": 503, "error_body": "bad gateway; auth=Bearer {key}",
+                           "retry_after": 0}] * 4,
     "400-echo": [{"error_status": 400, "message": "invalid request for key {key}"}],
     "stream-dropped": [{"text": "partial", "drop_after_chunks": 2}] * 4,
 }  # fmt: skip
@@ -120,7 +122,7 @@ def test_failing_sessions_leak_no_key(tmp_path: Path, case: str, how: str) -> No
                     require_api_key=required) as fake:  # fmt: skip
         proc = run_headwire(["-m", "fake-model", "--openai-base-url", fake.base_url, *flag, "-d",
                              "-o", "stream-json", "--json-file", str(tmp_path / "dual.jsonl"),
-                             "-p", "hello"], tmp_path, **env)  # fmt: skip
+                             "-p", "hello"], tmp_path, env=env)  # fmt: skip
     assert proc.returncode == 1, proc.stderr
     result = proc.lines()[-1]
     assert result["type"] == "result" and result["is_error"] is True
@@ -138,7 +140,7 @@ def test_unreachable_servers_leak_no_key(tmp_path: Path, base_url: str) -> None:
     url = base_url.format(key=FLAG_CANARY)
     proc = run_headwire(["-m", "fake-model", "--openai-base-url", url, "--openai-api-key",
                          FLAG_CANARY, "-o", "json", "-p", "hello"], tmp_path,
-                        OPENAI_API_KEY=ENV_CANARY, timeout=120)  # fmt: skip
+                        env={"OPENAI_API_KEY": ENV_CANARY}, timeout=120)  # fmt: skip
     assert proc.returncode == 1, proc.stderr
     assert _leaks(tmp_path, proc.stdout, proc.stderr, FLAG_CANARY) == []
     assert _leaks(tmp_path, proc.stdout, proc.stderr, ENV_CANARY) == []
@@ -156,7 +158,7 @@ def test_persistent_session_leaks_no_key(tmp_path: Path) -> None:
         proc = run_headwire(["-m", "fake-model", "--openai-base-url", fake.base_url,
                              "--openai-api-key", FLAG_CANARY, "--yolo", "--input-format",
                              "stream-json", "--output-format", "stream-json"], tmp_path,
-                            stdin=stdin, OPENAI_API_KEY=ENV_CANARY)  # fmt: skip
+                            stdin=stdin, env={"OPENAI_API_KEY": ENV_CANARY})  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert any("PATH=" in t for t in _tool_texts(proc.lines()))
     assert _leaks(tmp_path, proc.stdout, proc.stderr, FLAG_CANARY) == []

@@ -18,6 +18,7 @@ Classification of one input line (JSON-RPC 2.0 section 5 error codes):
 from __future__ import annotations
 
 import json
+import reprlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,6 +38,7 @@ __all__ = [
     "Request",
     "Response",
     "RpcError",
+    "as_text",
     "error_response",
     "frame",
     "notification",
@@ -132,6 +134,12 @@ def _loads(line: bytes) -> Any:
     return json.loads(text, parse_constant=_reject_constant)
 
 
+def as_text(value: Any) -> str:
+    """``value`` as text: a string as is, anything else by :func:`reprlib.repr` (bounded, so a
+    value nested ~1,000 deep cannot overflow the stack as ``str()`` would)."""
+    return value if isinstance(value, str) else reprlib.repr(value)
+
+
 def _valid_id(value: Any) -> bool:
     return value is None or (isinstance(value, str | int | float) and not isinstance(value, bool))
 
@@ -159,7 +167,7 @@ def parse_message(line: bytes) -> Request | Notification | Response | BadMessage
         if "id" in message and ("result" in message or "error" in message):
             error = message.get("error")
             return Response(msg_id, message.get("result"), error if isinstance(error, dict) else (
-                None if error is None else {"code": INTERNAL_ERROR, "message": str(error)}))
+                None if error is None else {"code": INTERNAL_ERROR, "message": as_text(error)}))
         return BadMessage(msg_id, INVALID_REQUEST, "Invalid Request",
                           {"details": "missing method"})  # fmt: skip
     method = message["method"]

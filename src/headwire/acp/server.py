@@ -214,7 +214,7 @@ class AcpServer:
             error = answer.error
             code = error.get("code")
             raise rpc.RpcError(code if isinstance(code, int) else rpc.INTERNAL_ERROR,
-                               str(error.get("message") or "error"), error.get("data"))  # fmt: skip
+                               rpc.as_text(error.get("message") or "error"), error.get("data"))  # fmt: skip
         return answer.result
 
     async def ask_permission(

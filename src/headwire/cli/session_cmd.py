@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import reprlib
 import sys
 import threading
 import time
@@ -271,8 +272,8 @@ class Session:
         if body.get("subtype") != "success":
             error = body.get("error")
             text = error.get("message") if isinstance(error, dict) else error
-            return Decision(allow=False, message=str(text or f'Permission to use "{tool.name}" '
-                                                     "was denied."))  # fmt: skip
+            return Decision(allow=False, message=_text(text or f'Permission to use "{tool.name}" '
+                                                       "was denied."))  # fmt: skip
         answer = body.get("response")
         answer = answer if isinstance(answer, dict) else {}
         if answer.get("behavior") == "allow":
@@ -282,7 +283,7 @@ class Session:
         if interrupt:
             self._interrupt_current()
         message = answer.get("message")
-        return Decision(allow=False, message=str(message) if message else None, interrupt=interrupt)
+        return Decision(allow=False, message=_text(message) if message else None, interrupt=interrupt)
 
     def _blocked_path(self, args: dict[str, Any]) -> str | None:
         """The path argument when it lies outside the workspace (Claude's meaning), else null."""
@@ -528,6 +529,12 @@ class Session:
                 await asyncio.wait({worker})
         await worker
         return 0
+
+
+def _text(value: Any) -> str:
+    """A client's value as text: a string as is, anything else by :func:`reprlib.repr`
+    (bounded: ``str()`` of a value nested ~1,000 deep overflows the stack)."""
+    return value if isinstance(value, str) else reprlib.repr(value)
 
 
 def _prompt_text(message: Any) -> str | None:

@@ -135,7 +135,8 @@ def _transport(raw: dict[str, Any], url: str | None, command: str | None) -> tup
     kind = raw.get("type")
     if kind is not None:
         if not isinstance(kind, str) or kind not in _TYPES:
-            raise _Problem(f"'type' must be one of {', '.join(sorted(set(_TYPES)))}; got {kind!r}")
+            raise _Problem(f"'type' must be one of {', '.join(sorted(set(_TYPES)))}; "
+                           f"got {reprlib.repr(kind)}")  # reprlib: kind may be nested ~1,000 deep
         return _TYPES[kind], False
     if raw.get("httpUrl") is not None:
         return "http", False
