@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 import orjson
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
@@ -38,13 +38,16 @@ def examples(base: int) -> int:
     return int(value) if value else base
 
 
-def fuzz_settings(base: int) -> settings:
-    """Hypothesis settings of a fuzz test (no deadline, seed printed on failure)."""
+def fuzz_settings(base: int, *, shrink: bool = True) -> settings:
+    """Hypothesis settings of a fuzz test (no deadline, seed printed on failure); tests that
+    start processes do not shrink (each step would cost a process)."""
+    phases = [p for p in Phase if shrink or p not in (Phase.shrink, Phase.explain)]
     return settings(
         max_examples=examples(base),
         deadline=None,
         derandomize=False,
         print_blob=True,
+        phases=phases,
         suppress_health_check=list(HealthCheck),
     )
 
@@ -202,9 +205,10 @@ def big_text(c: Chooser) -> str:
 def nested(c: Chooser) -> Any:
     """A deeply nested list or object."""
     depth = c.pick(DEPTHS)
+    style = c.integer(0, 2)  # lists, objects, or both in turn
     value: Any = c.pick((None, 0, "x", []))
-    for _ in range(depth):
-        value = [value] if c.integer(0, 3) else {"a": value}
+    for level in range(depth):
+        value = [value] if style == 0 or (style == 2 and level % 2) else {"a": value}
     return value
 
 
@@ -297,23 +301,53 @@ def mutate_tree(c: Chooser, value: Any) -> Any:
 
 
 def dumps(c: Chooser, value: Any) -> bytes:
-    """Serialize ``value`` one of several ways (compact, spaced, ASCII-escaped, non-JSON NaN)."""
+    """Serialize ``value`` one of several ways (compact, spaced, ASCII-escaped, non-JSON NaN).
+
+    Never recursive (:func:`write_json`), so the bytes do not depend on the stack: generation
+    must be deterministic for hypothesis to replay and shrink it.
+    """
     style = c.integer(0, 3)
     if style == 0:
         try:
             return orjson.dumps(value)
-        except (TypeError, orjson.JSONEncodeError):
+        except (TypeError, orjson.JSONEncodeError):  # surrogates, or over 254 levels
             style = 1
-    try:
-        if style == 1:
-            return json.dumps(value, ensure_ascii=True).encode()
-        if style == 2:
-            return json.dumps(value, ensure_ascii=False).encode("utf-8", "surrogatepass")
-        return json.dumps(value, ensure_ascii=False, indent=None, separators=(" , ", " : ")).encode(
-            "utf-8", "surrogatepass"
-        )
-    except (RecursionError, ValueError, TypeError):
-        return b"[" * 2000
+    if style == 1:
+        return write_json(value, ascii_only=True).encode()
+    separators = (",", ":") if style == 2 else (" , ", " : ")
+    return write_json(value, separators=separators).encode("utf-8", "surrogatepass")
+
+
+def write_json(value: Any, *, ascii_only: bool = False,
+               separators: tuple[str, str] = (", ", ": ")) -> str:  # fmt: skip
+    """JSON text of ``value`` written with an explicit stack (any depth; NaN as ``NaN``)."""
+    comma, colon = separators
+    out: list[str] = []
+    stack: list[tuple[bool, Any]] = [(False, value)]  # (is literal text, item)
+    while stack:
+        literal, item = stack.pop()
+        if literal:
+            out.append(item)
+        elif isinstance(item, dict):
+            tokens: list[tuple[bool, Any]] = [(True, "{")]
+            for index, (key, member) in enumerate(item.items()):
+                if index:
+                    tokens.append((True, comma))
+                tokens.append((True, json.dumps(str(key), ensure_ascii=ascii_only) + colon))
+                tokens.append((False, member))
+            tokens.append((True, "}"))
+            stack.extend(reversed(tokens))
+        elif isinstance(item, list | tuple):
+            tokens = [(True, "[")]
+            for index, member in enumerate(item):
+                if index:
+                    tokens.append((True, comma))
+                tokens.append((False, member))
+            tokens.append((True, "]"))
+            stack.extend(reversed(tokens))
+        else:
+            out.append(json.dumps(item, ensure_ascii=ascii_only))
+    return "".join(out)
 
 
 def mutate_bytes(c: Chooser, data: bytes, pool: Sequence[bytes] = ()) -> bytes:
@@ -363,6 +397,17 @@ def mutated_bytes(c: Chooser, pool: Sequence[bytes], start: Sequence[bytes] = ()
     return data
 
 
+def from_chooser(build: Callable[[Chooser], T]) -> st.SearchStrategy[T]:
+    """A hypothesis strategy whose values ``build`` makes from drawn choices (shrinkable;
+    only the finished value is printed on failure)."""
+
+    @st.composite
+    def strategy(draw: st.DrawFn) -> T:
+        return build(DrawChooser(draw))
+
+    return strategy()
+
+
 def fuzz_line(c: Chooser, pool: Sequence[bytes], grammar: Callable[[Chooser], Any] | None = None) -> bytes:
     """One input line: a seed, a mutated seed, a grammar message or arbitrary bytes or JSON.
 
@@ -395,6 +440,7 @@ __all__ = [
     "big_text",
     "dumps",
     "examples",
+    "from_chooser",
     "fuzz_line",
     "fuzz_settings",
     "interesting_value",
@@ -405,4 +451,5 @@ __all__ = [
     "nested",
     "random_text",
     "seeds",
+    "write_json",
 ]

@@ -198,6 +198,23 @@ def record_upstream(folder: Path) -> None:
                         record("session", line)
 
 
+DOCUMENTED_AGENTS = (
+    "---\nname: reviewer\ndescription: Reviews a diff\ntools: read_file, grep_search\n---\n"
+    "You are a careful reviewer...\n",
+    "---\nname: lister\ndescription: lists\ntools:\n  - glob\n  - 'ls'\n---\nList files.\n",
+    "---\nname: all # every tool\ndescription: \"quoted\"\n# a comment\n---\n",
+    "---\nname: reader\ntools: [read_file, \"glob\"]\n---\nRead.\n",
+)
+"""The agent-file examples of :mod:`headwire.runtime.agents.definitions` (the unit tests write
+only one agent file)."""
+
+
+def record_documented() -> None:
+    """Seeds from the modules' documented examples."""
+    for text in DOCUMENTED_AGENTS:
+        record("agent", text)
+
+
 install()
 
 
@@ -207,6 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--upstream", type=Path, required=True)
     args = parser.parse_args(argv)
     record_upstream(args.upstream)
+    record_documented()
     for target in TARGETS:
         folder = CORPUS / target
         count = sum(1 for _ in folder.iterdir()) if folder.is_dir() else 0

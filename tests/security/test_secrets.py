@@ -194,3 +194,17 @@ def test_openai_model_registers_its_key(monkeypatch: pytest.MonkeyPatch) -> None
     OpenAIModel("http://127.0.0.1:9/v1", "sk-registered-by-the-model", "m")
     assert "SOME_TOKEN" not in environment.tool_environment()
     assert "SOME_TOKEN" in os.environ
+
+
+def test_resume_cannot_reach_outside_the_chats_folder(tmp_path: Path) -> None:
+    from headwire.runtime.recording import RecordingError, find_session
+
+    outside = tmp_path / "secret.jsonl"
+    outside.write_text('{"type":"user","message":{"role":"user","content":"secret"}}\n')
+    chats_root = tmp_path / "home"
+    for bad in ("../../../secret", "/etc/passwd", ".hidden", "a/b", ""):
+        try:
+            find_session(chats_root, tmp_path, bad)
+        except RecordingError:
+            continue
+        raise AssertionError(f"{bad!r} was accepted")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import time
 import uuid
 from collections.abc import Iterator
@@ -99,8 +100,14 @@ def read_records(path: Path, buffer_bytes: int = -1) -> Iterator[dict[str, Any]]
                 yield record
 
 
+_SESSION_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,199}")
+
+
 def find_session(root: Path, cwd: Path, session_id: str) -> Path:
-    """The recording of ``session_id`` in this project."""
+    """The recording of ``session_id`` in this project (an id is one plain file name: no
+    separators, no leading dot, so ``../x`` cannot reach a file outside the chats folder)."""
+    if not _SESSION_ID.fullmatch(session_id):
+        raise RecordingError(f"No saved session found with ID {session_id!r}")
     path = chats_dir(root, cwd) / f"{session_id}.jsonl"
     try:
         found = path.exists()
