@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import re
 import secrets
 from collections.abc import Mapping
 from pathlib import Path
@@ -64,7 +65,7 @@ class ArtifactStore:
     def save(self, tool_name: str, data: bytes) -> Path:
         """Write ``data`` to a new 0600 file and return its absolute path."""
         private_dir(self.directory)
-        safe = "".join(c if c.isalnum() or c in "_-" else "_" for c in tool_name)[:64]
+        safe = re.sub(r"[^0-9A-Za-z_-]", "_", tool_name[:64], flags=re.ASCII)
         path = self.directory / f"{safe}_{secrets.token_hex(6)}.output"
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "wb") as f:
