@@ -68,8 +68,13 @@ def _output(index: int, size: int) -> str:
 
 
 def _record(kind: str, session_id: str, **fields: object) -> bytes:
-    entry = {"type": kind, "uuid": str(uuid.uuid4()), "session_id": session_id,
-             "timestamp": "2026-01-01T00:00:00", **fields}  # fmt: skip
+    entry = {
+        "type": kind,
+        "uuid": str(uuid.uuid4()),
+        "session_id": session_id,
+        "timestamp": "2026-01-01T00:00:00",
+        **fields,
+    }
     return encode(entry) + b"\n"
 
 
@@ -81,27 +86,59 @@ def write_recording(path: Path, session_id: str, results: int, result_bytes: int
         for i in range(results):
             call_id = f"call_{i}"
             args = {"command": f"make step-{i}"}
-            f.write(_record("assistant", session_id, message={
-                "role": "assistant", "content": None,
-                "tool_calls": [{"id": call_id, "type": "function",
-                                "function": {"name": "run_shell_command",
-                                             "arguments": encode(args).decode()}}],
-            }, usage={"input_tokens": 11, "output_tokens": 3}))  # fmt: skip
+            f.write(
+                _record(
+                    "assistant",
+                    session_id,
+                    message={
+                        "role": "assistant",
+                        "content": None,
+                        "tool_calls": [
+                            {
+                                "id": call_id,
+                                "type": "function",
+                                "function": {
+                                    "name": "run_shell_command",
+                                    "arguments": encode(args).decode(),
+                                },
+                            }
+                        ],
+                    },
+                    usage={"input_tokens": 11, "output_tokens": 3},
+                )
+            )
             display = _output(i, result_bytes)
             model_text = (
                 "Tool output was too large and has been truncated.\n"
                 f"Truncated part of the output:\n{display[:MODEL_TEXT_HEAD]}\n... [omitted] ...\n"
                 f"{display[-MODEL_TEXT_TAIL:]}"
             )
-            f.write(_record(
-                "tool_result", session_id,
-                message={"role": "tool", "tool_call_id": call_id, "content": model_text},
-                call_id=call_id, name="run_shell_command", args=args, is_error=False, error=None,
-                error_type=None, display=display, artifact=None,
-            ))  # fmt: skip
+            f.write(
+                _record(
+                    "tool_result",
+                    session_id,
+                    message={"role": "tool", "tool_call_id": call_id, "content": model_text},
+                    call_id=call_id,
+                    name="run_shell_command",
+                    args=args,
+                    is_error=False,
+                    error=None,
+                    error_type=None,
+                    display=display,
+                    artifact=None,
+                )
+            )
         f.write(_record("assistant", session_id, message={"role": "assistant", "content": "done"}))
-        f.write(_record("result", session_id, is_error=False, result="done", error=None,
-                        num_turns=results + 1))  # fmt: skip
+        f.write(
+            _record(
+                "result",
+                session_id,
+                is_error=False,
+                result="done",
+                error=None,
+                num_turns=results + 1,
+            )
+        )
     return path.stat().st_size
 
 
@@ -122,8 +159,12 @@ class Replay:
 def baseline(path: Path, buffering: int = -1) -> float:
     """Seconds a plain line-by-line read of ``path`` takes (timed inside the subprocess);
     ``buffering`` as for :func:`open` (-1: Python's default)."""
-    done = subprocess.run([sys.executable, "-c", BASELINE, str(path), str(buffering)],
-                          capture_output=True, text=True, check=True)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", BASELINE, str(path), str(buffering)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return float(done.stdout.split()[0])
 
 
@@ -134,21 +175,37 @@ def _send(stdin: IO[bytes], message: dict[str, object]) -> None:
 
 def replay(home: Path, proj: Path, session_id: str) -> Replay:
     """Run ``headwire --acp``, load the session, and measure the load."""
-    env = {**os.environ, "HOME": str(home), "HEADWIRE_HOME": str(home / ".headwire"),
-           "PYTHONPATH": os.pathsep.join([str(SRC), str(ROOT)])}  # fmt: skip
+    env = {
+        **os.environ,
+        "HOME": str(home),
+        "HEADWIRE_HOME": str(home / ".headwire"),
+        "PYTHONPATH": os.pathsep.join([str(SRC), str(ROOT)]),
+    }
     proc = subprocess.Popen(
         [sys.executable, "-m", "headwire", "--acp", "--model", "scripted:done"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=proj, env=env,
-    )  # fmt: skip
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        cwd=proj,
+        env=env,
+    )
     assert proc.stdin is not None and proc.stdout is not None
-    _send(proc.stdin, {"jsonrpc": "2.0", "id": 0, "method": "initialize",
-                       "params": {"protocolVersion": 1}})  # fmt: skip
+    _send(
+        proc.stdin,
+        {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}},
+    )
     proc.stdout.readline()
     done_prefix = b'{"jsonrpc":"2.0","id":1,'
     frames = out_bytes = max_update = 0
     start = time.perf_counter()
-    _send(proc.stdin, {"jsonrpc": "2.0", "id": 1, "method": "session/load",
-                       "params": {"sessionId": session_id, "cwd": str(proj), "mcpServers": []}})  # fmt: skip
+    _send(
+        proc.stdin,
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "session/load",
+            "params": {"sessionId": session_id, "cwd": str(proj), "mcpServers": []},
+        },
+    )
     while True:
         line = proc.stdout.readline()
         if not line:
@@ -172,8 +229,12 @@ def replay(home: Path, proj: Path, session_id: str) -> Replay:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--results", type=int, default=1000, help="tool results in the session")
-    parser.add_argument("--short-results", type=int, default=None,
-                        help="tool results of the short session (memory comparison; default /10)")
+    parser.add_argument(
+        "--short-results",
+        type=int,
+        default=None,
+        help="tool results of the short session (memory comparison; default /10)",
+    )
     parser.add_argument("--result-kb", type=int, default=256, help="display size of each result")
     parser.add_argument("--repeat", type=int, default=3)
     opts = parser.parse_args()
@@ -184,12 +245,16 @@ def main() -> int:
         root = home / ".headwire"
         long_id, short_id = str(uuid.uuid4()), str(uuid.uuid4())
         folder = chats_dir(root, proj)
-        size = write_recording(folder / f"{long_id}.jsonl", long_id, opts.results,
-                               opts.result_kb * 1024)  # fmt: skip
-        short_size = write_recording(folder / f"{short_id}.jsonl", short_id, short,
-                                     opts.result_kb * 1024)  # fmt: skip
-        print(f"recording: {opts.results} tool results of {opts.result_kb} KB, "
-              f"{size / 1e6:.1f} MB ({folder})")  # fmt: skip
+        size = write_recording(
+            folder / f"{long_id}.jsonl", long_id, opts.results, opts.result_kb * 1024
+        )
+        short_size = write_recording(
+            folder / f"{short_id}.jsonl", short_id, short, opts.result_kb * 1024
+        )
+        print(
+            f"recording: {opts.results} tool results of {opts.result_kb} KB, "
+            f"{size / 1e6:.1f} MB ({folder})"
+        )
         base_s: list[float] = []
         big_buffer_s: list[float] = []
         runs: list[Replay] = []
@@ -204,16 +269,25 @@ def main() -> int:
     replay_tp = size / best.seconds / 1e6
     ratio = replay_tp / base_tp
     print(f"baseline line read : {best_base:.3f} s  {base_tp:8.1f} MB/s (best of {opts.repeat})")
-    print(f"  (same read, 1 MiB buffer: {min(big_buffer_s):.3f} s "
-          f"{size / min(big_buffer_s) / 1e6:8.1f} MB/s; the replay reads with a 1 MiB buffer)")
-    print(f"acp session/load   : {best.seconds:.3f} s  {replay_tp:8.1f} MB/s (best of {opts.repeat}); "
-          f"{best.frames} frames, {best.out_bytes / 1e6:.1f} MB out, "
-          f"largest tool_call_update line {best.max_update_line} B")  # fmt: skip
-    print(f"ratio              : {ratio:.2f} (target >= {TARGET_RATIO:.2f}) "
-          f"{'OK' if ratio >= TARGET_RATIO else 'BELOW TARGET'}")  # fmt: skip
-    print(f"peak RSS           : {max(r.peak_rss_kb for r in runs) / 1024:.1f} MB for "
-          f"{size / 1e6:.0f} MB ({opts.results} results); {short_run.peak_rss_kb / 1024:.1f} MB for "
-          f"{short_size / 1e6:.0f} MB ({short} results)")  # fmt: skip
+    print(
+        f"  (same read, 1 MiB buffer: {min(big_buffer_s):.3f} s "
+        f"{size / min(big_buffer_s) / 1e6:8.1f} MB/s; the replay reads with a 1 MiB buffer)"
+    )
+    print(
+        f"acp session/load   : {best.seconds:.3f} s  {replay_tp:8.1f} MB/s "
+        f"(best of {opts.repeat}); "
+        f"{best.frames} frames, {best.out_bytes / 1e6:.1f} MB out, "
+        f"largest tool_call_update line {best.max_update_line} B"
+    )
+    print(
+        f"ratio              : {ratio:.2f} (target >= {TARGET_RATIO:.2f}) "
+        f"{'OK' if ratio >= TARGET_RATIO else 'BELOW TARGET'}"
+    )
+    print(
+        f"peak RSS           : {max(r.peak_rss_kb for r in runs) / 1024:.1f} MB for "
+        f"{size / 1e6:.0f} MB ({opts.results} results); {short_run.peak_rss_kb / 1024:.1f} MB for "
+        f"{short_size / 1e6:.0f} MB ({short} results)"
+    )
     return 0 if ratio >= TARGET_RATIO else 1
 
 

@@ -81,24 +81,41 @@ def _small_events(rng: random.Random, session: str, count: int, non_ascii: float
             message = {
                 "type": "assistant",
                 "message": {
-                    "id": uid, "type": "message", "role": "assistant", "model": "fake-model",
-                    "content": [{"type": "text", "text": text}], "stop_reason": None,
+                    "id": uid,
+                    "type": "message",
+                    "role": "assistant",
+                    "model": "fake-model",
+                    "content": [{"type": "text", "text": text}],
+                    "stop_reason": None,
                     "usage": {"input_tokens": rng.randint(1, 9999), "output_tokens": 42},
                 },
-            }  # fmt: skip
+            }
         elif kind == 2:
-            block = {"type": "tool_result", "tool_use_id": f"call_{index}", "is_error": False,
-                     "content": text}  # fmt: skip
+            block = {
+                "type": "tool_result",
+                "tool_use_id": f"call_{index}",
+                "is_error": False,
+                "content": text,
+            }
             message = {"type": "user", "message": {"role": "user", "content": [block]}}
         elif kind == 3:
             goal = {"v": 2, "goal": None, "activity": "idle"}
             message = {"type": "stream_event", "event": {"type": "goal_state", "goal_state": goal}}
         else:
-            tool_use = {"type": "tool_use", "id": f"call_{index}", "name": "read_file",
-                        "input": {"path": text}}  # fmt: skip
+            tool_use = {
+                "type": "tool_use",
+                "id": f"call_{index}",
+                "name": "read_file",
+                "input": {"path": text},
+            }
             message = {"type": "assistant", "message": {"content": [tool_use]}}
-        line = {"type": message.pop("type"), "uuid": uid, "session_id": session,
-                "parent_tool_use_id": None, **message}  # fmt: skip
+        line = {
+            "type": message.pop("type"),
+            "uuid": uid,
+            "session_id": session,
+            "parent_tool_use_id": None,
+            **message,
+        }
         pool.append(orjson.dumps(line) + b"\n")
     return pool
 
@@ -107,9 +124,13 @@ def _tool_result(rng: random.Random, session: str, size: int, non_ascii: float) 
     text = _text(rng, 4000, non_ascii)
     body = (text * (size // len(text) + 1))[:size]  # about ``size`` bytes: mostly ASCII
     block = {"type": "tool_result", "tool_use_id": "call_big", "is_error": False, "content": body}
-    message = {"type": "user", "uuid": str(uuid.UUID(int=rng.getrandbits(128))),
-               "session_id": session, "parent_tool_use_id": None,
-               "message": {"role": "user", "content": [block]}}  # fmt: skip
+    message = {
+        "type": "user",
+        "uuid": str(uuid.UUID(int=rng.getrandbits(128))),
+        "session_id": session,
+        "parent_tool_use_id": None,
+        "message": {"role": "user", "content": [block]},
+    }
     return orjson.dumps(message) + b"\n"
 
 
@@ -200,18 +221,31 @@ def mb(n: float) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--size", type=parse_size, default=parse_size("1G"),
-                        help="bytes of input to generate (default 1G)")  # fmt: skip
+    parser.add_argument(
+        "--size",
+        type=parse_size,
+        default=parse_size("1G"),
+        help="bytes of input to generate (default 1G)",
+    )
     parser.add_argument("--repeat", type=int, default=3, help="runs of each (best is kept)")
-    parser.add_argument("--huge-line-mb", type=int, default=0,
-                        help="also put one tool result of this many MB first")  # fmt: skip
-    parser.add_argument("--non-ascii", type=float, default=0.02,
-                        help="share of words that are not ASCII (default 0.02)")  # fmt: skip
-    parser.add_argument("--bound-args", default="",
-                        help="extra arguments for headwire bound, e.g. --validate")  # fmt: skip
+    parser.add_argument(
+        "--huge-line-mb", type=int, default=0, help="also put one tool result of this many MB first"
+    )
+    parser.add_argument(
+        "--non-ascii",
+        type=float,
+        default=0.02,
+        help="share of words that are not ASCII (default 0.02)",
+    )
+    parser.add_argument(
+        "--bound-args", default="", help="extra arguments for headwire bound, e.g. --validate"
+    )
     parser.add_argument("--dir", type=Path, default=None, help="where to put the temp files")
-    parser.add_argument("--verify", action="store_true",
-                        help="also write the bound output to a file and check its line count")  # fmt: skip
+    parser.add_argument(
+        "--verify",
+        action="store_true",
+        help="also write the bound output to a file and check its line count",
+    )
     options = parser.parse_args(argv)
 
     with tempfile.TemporaryDirectory(prefix="headwire-bound-", dir=options.dir) as tmp:

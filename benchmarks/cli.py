@@ -32,9 +32,14 @@ sys.path[:0] = [str(ROOT), str(ROOT / "src")]
 
 from tests.fakes.fake_openai import FakeOpenAI  # noqa: E402
 
-BIG = {"tool": "run_shell_command",
-       "args": {"command": "python3 -c \"print('x'*499998)\"", "description": "print a large output",
-                "is_background": False}}  # fmt: skip
+BIG = {
+    "tool": "run_shell_command",
+    "args": {
+        "command": "python3 -c \"print('x'*499998)\"",
+        "description": "print a large output",
+        "is_background": False,
+    },
+}
 MODES = {"text": ["-o", "text"], "json": ["-o", "json"], "stream-json": ["-o", "stream-json"]}
 PROMPT = "Run the big output tool once, then say done."
 
@@ -48,8 +53,9 @@ def measure(cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[float, int,
     """Run ``cmd``; return wall seconds, the child's peak RSS in KiB, and its stdout."""
     with tempfile.TemporaryFile() as out:
         started = time.perf_counter()
-        proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=out, stderr=subprocess.DEVNULL,
-                                stdin=subprocess.DEVNULL)  # fmt: skip
+        proc = subprocess.Popen(
+            cmd, env=env, cwd=cwd, stdout=out, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL
+        )
         _, status, usage = os.wait4(proc.pid, 0)
         elapsed = time.perf_counter() - started
         proc.returncode = os.waitstatus_to_exitcode(status)
@@ -60,25 +66,47 @@ def measure(cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[float, int,
     return elapsed, usage.ru_maxrss, data
 
 
-def session(cli: list[str], mode: list[str], script: list[dict[str, Any]], work: Path,
-            extra: list[str]) -> tuple[float, int, bytes]:  # fmt: skip
+def session(
+    cli: list[str], mode: list[str], script: list[dict[str, Any]], work: Path, extra: list[str]
+) -> tuple[float, int, bytes]:
     home, proj = work / "home", work / "proj"
     home.mkdir(parents=True, exist_ok=True)
     proj.mkdir(parents=True, exist_ok=True)
     with FakeOpenAI(script, model="fake-model") as fake:
         env = {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home),
-            "HEADWIRE_HOME": str(home / ".headwire"), "LANG": "C.UTF-8", "NO_COLOR": "1",
-            "OPENAI_API_KEY": "sk-fake-local", "OPENAI_BASE_URL": fake.base_url,
-            "OPENAI_MODEL": "fake-model", "QWEN_CODE_SUPPRESS_YOLO_WARNING": "1",
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": str(home),
+            "HEADWIRE_HOME": str(home / ".headwire"),
+            "LANG": "C.UTF-8",
+            "NO_COLOR": "1",
+            "OPENAI_API_KEY": "sk-fake-local",
+            "OPENAI_BASE_URL": fake.base_url,
+            "OPENAI_MODEL": "fake-model",
+            "QWEN_CODE_SUPPRESS_YOLO_WARNING": "1",
             "PYTHONPATH": str(ROOT / "src"),
-        }  # fmt: skip
-        return measure([*cli, "--auth-type", "openai", "-m", "fake-model", "--yolo", *mode,
-                        *extra, "-p", PROMPT], env, proj)  # fmt: skip
+        }
+        return measure(
+            [
+                *cli,
+                "--auth-type",
+                "openai",
+                "-m",
+                "fake-model",
+                "--yolo",
+                *mode,
+                *extra,
+                "-p",
+                PROMPT,
+            ],
+            env,
+            proj,
+        )
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--many", action="store_true", help="also run 200 tool results of 5 MB")
     args = parser.parse_args()
@@ -91,11 +119,15 @@ def main() -> int:
         for name, mode in MODES.items():
             results: dict[str, list[tuple[float, int]]] = {"headwire": [], "upstream": []}
             for i in range(args.repeat):
-                for label, cli in (("headwire", headwire), ("upstream", [upstream] if upstream else None)):
+                for label, cli in (
+                    ("headwire", headwire),
+                    ("upstream", [upstream] if upstream else None),
+                ):
                     if cli is None:
                         continue
-                    t, rss, out = session(cli, mode, [BIG, {"text": "done"}],
-                                          work / f"{label}-{name}-{i}", [])  # fmt: skip
+                    t, rss, out = session(
+                        cli, mode, [BIG, {"text": "done"}], work / f"{label}-{name}-{i}", []
+                    )
                     if name == "text":
                         assert out == b"done\n", out[:200]
                     results[label].append((t, rss))
@@ -108,30 +140,41 @@ def main() -> int:
                 rt, rm = h_t / u_t, h_m / u_m
                 ok = rt < 0.25 and rm < 0.25
                 failed |= not ok
-                line += (f" | upstream {u_t * 1000:8.0f} ms {u_m:7.1f} MiB | time ratio {rt:.3f}"
-                         f" memory ratio {rm:.3f} {'PASS' if ok else 'FAIL'}")  # fmt: skip
+                line += (
+                    f" | upstream {u_t * 1000:8.0f} ms {u_m:7.1f} MiB | time ratio {rt:.3f}"
+                    f" memory ratio {rm:.3f} {'PASS' if ok else 'FAIL'}"
+                )
             rows.append(line)
         starts = []
         for _ in range(11):
-            t, _, _ = measure([*headwire, "--version"],
-                              {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(ROOT / "src")},
-                              work)  # fmt: skip
+            t, _, _ = measure(
+                [*headwire, "--version"],
+                {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(ROOT / "src")},
+                work,
+            )
             starts.append(t)
         start_ms = statistics.median(starts) * 1000
         failed |= start_ms >= 150
-        rows.append(f"startup      headwire --version median {start_ms:.0f} ms "
-                    f"{'PASS' if start_ms < 150 else 'FAIL'} (target < 150 ms)")  # fmt: skip
+        rows.append(
+            f"startup      headwire --version median {start_ms:.0f} ms "
+            f"{'PASS' if start_ms < 150 else 'FAIL'} (target < 150 ms)"
+        )
         if args.many:
-            turn = {"tool": "run_shell_command",
-                    "args": {"command": "python3 -c \"import sys; sys.stdout.write('y'*5000000)\""}}
+            turn = {
+                "tool": "run_shell_command",
+                "args": {"command": "python3 -c \"import sys; sys.stdout.write('y'*5000000)\""},
+            }
             script = [turn] * 200 + [{"text": "done"}]
             for name, mode in MODES.items():
-                t, rss, out = session(headwire, mode, script, work / f"many-{name}",
-                                      ["--max-session-turns", "500"])  # fmt: skip
+                t, rss, out = session(
+                    headwire, mode, script, work / f"many-{name}", ["--max-session-turns", "500"]
+                )
                 ok = rss / 1024 < 300
                 failed |= not ok
-                rows.append(f"200x5MB {name:12} {t:6.1f} s peak {rss / 1024:7.1f} MiB "
-                            f"{'PASS' if ok else 'FAIL'} (target < 300 MiB); stdout {len(out)} B")
+                rows.append(
+                    f"200x5MB {name:12} {t:6.1f} s peak {rss / 1024:7.1f} MiB "
+                    f"{'PASS' if ok else 'FAIL'} (target < 300 MiB); stdout {len(out)} B"
+                )
     print("\n".join(rows))
     print(json.dumps({"upstream": upstream is not None}))
     return 1 if failed else 0

@@ -163,7 +163,8 @@ def acp_parse(c: Any) -> int:
     from tests.fuzz.common import fuzz_line, seeds
 
     _inner(a.test_parse_message_classifies_every_line)(
-        a.unambiguous(fuzz_line(c, seeds("acp"), a.acp_message)))
+        a.unambiguous(fuzz_line(c, seeds("acp"), a.acp_message))
+    )
     return 1
 
 
@@ -183,7 +184,9 @@ def bound_line(c: Any) -> int:
 
     from headwire.bound import Format
 
-    _inner(b.test_bound_line_never_raises)(fuzz_line(c, seeds("bound"), b.message), c.pick(list(Format)))
+    _inner(b.test_bound_line_never_raises)(
+        fuzz_line(c, seeds("bound"), b.message), c.pick(list(Format))
+    )
     return 1
 
 
@@ -223,8 +226,11 @@ def configs_settings(c: Any) -> int:
     """User and project settings files and ``--mcp-config`` values, from disk."""
     from tests.fuzz import test_fuzz_configs as f
 
-    case = (f.settings_text(c), f.settings_text(c),
-            [f.text_of(f.settings_text(c)) for _ in range(c.integer(0, 1))])  # fmt: skip
+    case = (
+        f.settings_text(c),
+        f.settings_text(c),
+        [f.text_of(f.settings_text(c)) for _ in range(c.integer(0, 1))],
+    )
     _inner(f.test_settings_files_never_raise)(case)
     return 1
 
@@ -235,7 +241,9 @@ def projection_headless(c: Any) -> int:
 
     text = p.tool_text(c)
     _inner(p.test_headless_projection_invariants)(text)
-    _inner(p.test_projection_with_any_budget_and_marker)(text, c.integer(0, 200_000), c.pick(p.MARKERS))
+    _inner(p.test_projection_with_any_budget_and_marker)(
+        text, c.integer(0, 200_000), c.pick(p.MARKERS)
+    )
     return 1
 
 
@@ -293,8 +301,15 @@ def _tidy(inputs: int) -> None:
         drivers.home().clean()
 
 
-def run_random(target: Target, count: int, minutes: float, seed: int, timeout: float,
-               findings: Path, max_findings: int) -> dict[str, Any]:  # fmt: skip
+def run_random(
+    target: Target,
+    count: int,
+    minutes: float,
+    seed: int,
+    timeout: float,
+    findings: Path,
+    max_findings: int,
+) -> dict[str, Any]:
     """Run ``count`` random inputs (or until ``minutes``); returns the summary."""
     from tests.fuzz.common import RandomChooser
 
@@ -316,20 +331,35 @@ def run_random(target: Target, count: int, minutes: float, seed: int, timeout: f
                 seen.add(key)
                 findings.mkdir(parents=True, exist_ok=True)
                 path = findings / f"{target.name}-{input_seed}.seed"
-                path.write_text(json.dumps({"target": target.name, "seed": input_seed,
-                                            "error": key, "traceback": traceback.format_exc()}))  # fmt: skip
+                path.write_text(
+                    json.dumps(
+                        {
+                            "target": target.name,
+                            "seed": input_seed,
+                            "error": key,
+                            "traceback": traceback.format_exc(),
+                        }
+                    )
+                )
                 found.append({"seed": input_seed, "error": key, "file": str(path)})
             if len(found) >= max_findings:
                 inputs += 1
                 break
         _tidy(inputs)
         inputs += 1
-    return {"target": target.name, "engine": "random", "inputs": inputs, "lines": lines,
-            "seconds": round(time.monotonic() - started, 1), "findings": found}  # fmt: skip
+    return {
+        "target": target.name,
+        "engine": "random",
+        "inputs": inputs,
+        "lines": lines,
+        "seconds": round(time.monotonic() - started, 1),
+        "findings": found,
+    }
 
 
-def run_atheris(target: Target, count: int, minutes: float, timeout: float,
-                findings: Path) -> dict[str, Any]:  # fmt: skip
+def run_atheris(
+    target: Target, count: int, minutes: float, timeout: float, findings: Path
+) -> dict[str, Any]:
     """Run libFuzzer on the target for ``count`` inputs; returns the summary (exits early, with
     the crash file under ``findings``, on the first finding)."""
     import atheris  # type: ignore[import-untyped, import-not-found, unused-ignore]
@@ -356,28 +386,46 @@ def run_atheris(target: Target, count: int, minutes: float, timeout: float,
 
     findings.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
-    argv = [sys.argv[0], f"-runs={count}", f"-max_total_time={int(minutes * 60)}",
-            f"-timeout={int(timeout)}", f"-artifact_prefix={findings}/{target.name}-",
-            "-rss_limit_mb=4096", "-print_final_stats=1"]  # fmt: skip
+    argv = [
+        sys.argv[0],
+        f"-runs={count}",
+        f"-max_total_time={int(minutes * 60)}",
+        f"-timeout={int(timeout)}",
+        f"-artifact_prefix={findings}/{target.name}-",
+        "-rss_limit_mb=4096",
+        "-print_final_stats=1",
+    ]
     atheris.Setup(argv, one)
     with contextlib.suppress(SystemExit):
         atheris.Fuzz()
-    return {"target": target.name, "engine": "atheris", "inputs": counted["inputs"],
-            "lines": counted["lines"], "seconds": round(time.monotonic() - started, 1),
-            "findings": []}  # fmt: skip
+    return {
+        "target": target.name,
+        "engine": "atheris",
+        "inputs": counted["inputs"],
+        "lines": counted["lines"],
+        "seconds": round(time.monotonic() - started, 1),
+        "findings": [],
+    }
 
 
 def atheris_summary(target: Target, findings: Path, seconds: float) -> dict[str, Any]:
     """A libFuzzer worker's summary: its final stats (in its log) and its last count."""
     log = (findings / f"{target.name}.log").read_text(errors="replace")
-    executed = [int(line.rsplit(":", 1)[1]) for line in log.splitlines()
-                if line.startswith("stat::number_of_executed_units:")]  # fmt: skip
+    executed = [
+        int(line.rsplit(":", 1)[1])
+        for line in log.splitlines()
+        if line.startswith("stat::number_of_executed_units:")
+    ]
     progress = json.loads((findings / f"{target.name}.progress.json").read_text())
     crashed = [line for line in log.splitlines() if "Test unit written to" in line]
-    return {"target": target.name, "engine": "atheris",
-            "inputs": executed[-1] if executed else progress["inputs"],
-            "lines": progress["lines"], "seconds": seconds,
-            "findings": [{"error": line} for line in crashed]}  # fmt: skip
+    return {
+        "target": target.name,
+        "engine": "atheris",
+        "inputs": executed[-1] if executed else progress["inputs"],
+        "lines": progress["lines"],
+        "seconds": seconds,
+        "findings": [{"error": line} for line in crashed],
+    }
 
 
 def worker(args: argparse.Namespace) -> int:
@@ -386,8 +434,15 @@ def worker(args: argparse.Namespace) -> int:
     if args.engine == "atheris":
         summary = run_atheris(target, args.count, args.minutes, args.timeout, args.findings)
     else:
-        summary = run_random(target, args.count, args.minutes, args.seed, args.timeout,
-                             args.findings, args.max_findings)  # fmt: skip
+        summary = run_random(
+            target,
+            args.count,
+            args.minutes,
+            args.seed,
+            args.timeout,
+            args.findings,
+            args.max_findings,
+        )
     sys.stdout.write(json.dumps(summary) + "\n")
     sys.stdout.flush()
     return 0
@@ -439,20 +494,40 @@ def main(argv: list[str] | None = None) -> int:
     running: list[tuple[Target, int, subprocess.Popen[str], float]] = []
     results: list[dict[str, Any]] = []
     deadline_at = time.monotonic() + args.minutes * 60
-    print(f"fuzzing {len(queue)} targets, {args.total} inputs, {args.jobs} jobs, "
-          f"engine {args.engine}", flush=True)  # fmt: skip
+    print(
+        f"fuzzing {len(queue)} targets, {args.total} inputs, {args.jobs} jobs, "
+        f"engine {args.engine}",
+        flush=True,
+    )
     while queue or running:
         while queue and len(running) < args.jobs:
             target, count = queue.pop(0)
             minutes = max(0.5, min(per_target_minutes, (deadline_at - time.monotonic()) / 60))
-            cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", target.name,
-                   "--count", str(count), "--minutes", f"{minutes:.2f}", "--engine", args.engine,
-                   "--seed", str(args.seed), "--timeout", str(args.timeout),
-                   "--findings", str(args.findings), "--max-findings", str(args.max_findings)]  # fmt: skip
+            cmd = [
+                sys.executable,
+                str(Path(__file__).resolve()),
+                "--worker",
+                target.name,
+                "--count",
+                str(count),
+                "--minutes",
+                f"{minutes:.2f}",
+                "--engine",
+                args.engine,
+                "--seed",
+                str(args.seed),
+                "--timeout",
+                str(args.timeout),
+                "--findings",
+                str(args.findings),
+                "--max-findings",
+                str(args.max_findings),
+            ]
             args.findings.mkdir(parents=True, exist_ok=True)
             with (args.findings / f"{target.name}.log").open("w") as log:
-                proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=log, text=True,
-                                        env=env, cwd=ROOT)  # fmt: skip
+                proc = subprocess.Popen(
+                    cmd, stdout=subprocess.PIPE, stderr=log, text=True, env=env, cwd=ROOT
+                )
             running.append((target, count, proc, time.monotonic()))
         time.sleep(0.5)
         for item in list(running):
@@ -462,27 +537,41 @@ def main(argv: list[str] | None = None) -> int:
             running.remove(item)
             out = (proc.stdout.read() if proc.stdout else "").strip().splitlines()
             try:
-                summary = json.loads(out[-1]) if args.engine == "random" else atheris_summary(
-                    target, args.findings, round(time.monotonic() - began, 1))
+                summary = (
+                    json.loads(out[-1])
+                    if args.engine == "random"
+                    else atheris_summary(target, args.findings, round(time.monotonic() - began, 1))
+                )
             except (IndexError, ValueError, OSError):
-                summary = {"target": target.name, "inputs": 0, "lines": 0, "findings": [
-                    {"error": f"worker exited {proc.returncode} without a summary"}],
-                    "seconds": round(time.monotonic() - began, 1)}  # fmt: skip
+                summary = {
+                    "target": target.name,
+                    "inputs": 0,
+                    "lines": 0,
+                    "findings": [{"error": f"worker exited {proc.returncode} without a summary"}],
+                    "seconds": round(time.monotonic() - began, 1),
+                }
             if args.engine == "atheris" and proc.returncode not in (0, None):
-                summary["findings"].append({"error": f"libFuzzer exit {proc.returncode}; "
-                                                     f"see {args.findings}"})  # fmt: skip
+                summary["findings"].append(
+                    {"error": f"libFuzzer exit {proc.returncode}; see {args.findings}"}
+                )
             results.append(summary)
             rate = summary["inputs"] / max(summary["seconds"], 0.001)
-            print(f"{summary['target']:22} {summary['inputs']:>9} inputs {summary['lines']:>9} lines "
-                  f"{summary['seconds']:>8.1f} s {rate:>9.0f}/s  findings: {len(summary['findings'])}"
-                  f"{' of ' + str(count) if summary['inputs'] < count else ''}", flush=True)  # fmt: skip
+            print(
+                f"{summary['target']:22} {summary['inputs']:>9} inputs {summary['lines']:>9} lines "
+                f"{summary['seconds']:>8.1f} s {rate:>9.0f}/s  findings: {len(summary['findings'])}"
+                f"{' of ' + str(count) if summary['inputs'] < count else ''}",
+                flush=True,
+            )
             for finding in summary["findings"]:
                 print(f"    {finding}", flush=True)
     total = sum(r["inputs"] for r in results)
     lines = sum(r["lines"] for r in results)
     found = sum(len(r["findings"]) for r in results)
-    print(f"TOTAL {total} inputs ({lines} lines or texts) over {len(results)} targets, "
-          f"{found} findings", flush=True)  # fmt: skip
+    print(
+        f"TOTAL {total} inputs ({lines} lines or texts) over {len(results)} targets, "
+        f"{found} findings",
+        flush=True,
+    )
     return 1 if found else 0
 
 

@@ -43,9 +43,14 @@ from headwire.runtime.models.base import Model, ModelEvent, ModelRequest  # noqa
 from headwire.sdk import Options, ResultMessage  # noqa: E402
 from headwire.sdk import Session as Client  # noqa: E402
 
-BIG_TOOL = {"tool": "run_shell_command", "args": {"command": "python3 -c \"print('x'*499998)\"",
-                                                  "description": "print a large output",
-                                                  "is_background": False}}  # fmt: skip
+BIG_TOOL = {
+    "tool": "run_shell_command",
+    "args": {
+        "command": "python3 -c \"print('x'*499998)\"",
+        "description": "print a large output",
+        "is_background": False,
+    },
+}
 MEMORY_TARGET = 0.10
 OVERHEAD_TARGET_MS = 2.0
 
@@ -100,7 +105,7 @@ async def memory_run(turns: int, work: Path) -> list[dict[str, float]]:
     return rows
 
 
-# -- 2. transport overhead in process ---------------------------------------------------------------
+# -- 2. transport overhead in process ------------------------------------------------------------
 
 
 class TimedModel:
@@ -151,8 +156,17 @@ class TimedSession(Session):
 async def overhead_run(turns: int, work: Path, big: bool) -> list[dict[str, float]]:
     script = write_script(work / ("o-big.jsonl" if big else "o-text.jsonl"), turns, big)
     os.environ["HEADWIRE_HOME"] = str(work / "home-overhead")
-    args = build_parser().parse_args(["--script", str(script), "--yolo", "--input-format",
-                                      "stream-json", "--output-format", "stream-json"])  # fmt: skip
+    args = build_parser().parse_args(
+        [
+            "--script",
+            str(script),
+            "--yolo",
+            "--input-format",
+            "stream-json",
+            "--output-format",
+            "stream-json",
+        ]
+    )
     apply_compat(args)
     proj = work / "proj"
     proj.mkdir(exist_ok=True)
@@ -167,8 +181,14 @@ async def overhead_run(turns: int, work: Path, big: bool) -> list[dict[str, floa
     rows: list[dict[str, float]] = []
     try:
         for n in range(1, turns + 1):
-            line = json.dumps({"type": "user", "session_id": "", "parent_tool_use_id": None,
-                               "message": {"role": "user", "content": f"turn {n}"}}).encode()  # fmt: skip
+            line = json.dumps(
+                {
+                    "type": "user",
+                    "session_id": "",
+                    "parent_tool_use_id": None,
+                    "message": {"role": "user", "content": f"turn {n}"},
+                }
+            ).encode()
             session.transport_ns = session.transport_cpu_ns = 0
             timed.ns = 0
             session.done.clear()
@@ -176,9 +196,15 @@ async def overhead_run(turns: int, work: Path, big: bool) -> list[dict[str, floa
             session.handle_line(line)
             await session.done.wait()
             total = time.perf_counter_ns() - started
-            rows.append({"turn": n, "transport_ms": session.transport_ns / 1e6,
-                         "transport_cpu_ms": session.transport_cpu_ns / 1e6,
-                         "non_model_ms": (total - timed.ns) / 1e6, "total_ms": total / 1e6})  # fmt: skip
+            rows.append(
+                {
+                    "turn": n,
+                    "transport_ms": session.transport_ns / 1e6,
+                    "transport_cpu_ms": session.transport_cpu_ns / 1e6,
+                    "non_model_ms": (total - timed.ns) / 1e6,
+                    "total_ms": total / 1e6,
+                }
+            )
     finally:
         session.turns.put_nowait(None)
         await worker
@@ -188,8 +214,10 @@ async def overhead_run(turns: int, work: Path, big: bool) -> list[dict[str, floa
 
 
 def summarize(name: str, values: list[float]) -> str:
-    return (f"{name}: median {statistics.median(values):.3f} ms, p95 {percentile(values, 0.95):.3f} ms,"
-            f" max {max(values):.3f} ms")  # fmt: skip
+    return (
+        f"{name}: median {statistics.median(values):.3f} ms, p95 {percentile(values, 0.95):.3f} ms,"
+        f" max {max(values):.3f} ms"
+    )
 
 
 def main() -> int:
@@ -207,12 +235,22 @@ def main() -> int:
             growth = last["VmHWM"] / at10["VmHWM"] - 1
             print(f"memory, {turns} turns of 499,999-byte tool output over pipes (headwire.sdk):")
             for row in (rows[0], at10, rows[len(rows) // 2], last):
-                print(f"  turn {int(row['turn']):>3}: peak RSS {row['VmHWM'] / 1024:7.1f} MiB,"
-                      f" RSS {row['VmRSS'] / 1024:7.1f} MiB, turn wall {row['wall_ms']:6.1f} ms")  # fmt: skip
-            print(f"  peak at turn {int(last['turn'])} vs turn {int(at10['turn'])}: {growth:+.1%}"
-                  f" (target within {MEMORY_TARGET:.0%}): {'PASS' if growth <= MEMORY_TARGET else 'FAIL'}")  # fmt: skip
-            print("  " + summarize("turn wall (client send -> result, incl. the tool)",
-                                   [r["wall_ms"] for r in rows[1:]]))  # fmt: skip
+                print(
+                    f"  turn {int(row['turn']):>3}: peak RSS {row['VmHWM'] / 1024:7.1f} MiB,"
+                    f" RSS {row['VmRSS'] / 1024:7.1f} MiB, turn wall {row['wall_ms']:6.1f} ms"
+                )
+            print(
+                f"  peak at turn {int(last['turn'])} vs turn {int(at10['turn'])}: {growth:+.1%}"
+                f" (target within {MEMORY_TARGET:.0%}): "
+                f"{'PASS' if growth <= MEMORY_TARGET else 'FAIL'}"
+            )
+            print(
+                "  "
+                + summarize(
+                    "turn wall (client send -> result, incl. the tool)",
+                    [r["wall_ms"] for r in rows[1:]],
+                )
+            )
             ok &= growth <= MEMORY_TARGET
         for big in (False, True):
             rows = asyncio.run(overhead_run(turns, work, big))[1:]  # turn 1 warms caches
@@ -222,10 +260,17 @@ def main() -> int:
             print("  " + summarize("handle_line + send, CPU", transport))
             print("  " + summarize("handle_line + send, wall", [r["transport_ms"] for r in rows]))
             if not big:
-                print("  " + summarize("whole turn minus model time", [r["non_model_ms"] for r in rows]))
+                print(
+                    "  "
+                    + summarize("whole turn minus model time", [r["non_model_ms"] for r in rows])
+                )
             passed = statistics.median(transport) < OVERHEAD_TARGET_MS and (
-                percentile(transport, 0.95) < OVERHEAD_TARGET_MS)
-            print(f"  target < {OVERHEAD_TARGET_MS} ms (median and p95): {'PASS' if passed else 'FAIL'}")
+                percentile(transport, 0.95) < OVERHEAD_TARGET_MS
+            )
+            print(
+                f"  target < {OVERHEAD_TARGET_MS} ms (median and p95): "
+                f"{'PASS' if passed else 'FAIL'}"
+            )
             ok &= passed
     return 0 if ok else 1
 

@@ -1,19 +1,17 @@
 """Message *shapes*: key order and value kinds, with ids, timings, paths and texts left out.
 
-Used to compare headwire's wire with the upstream captures in ``../shared/upstream-samples``
-(whose shapes are committed in ``tests/vectors/upstream_shapes.json`` so a clone without
-``../shared`` runs the same checks).  Regenerate with ``python -m tests.shapes``.
+Used to compare headwire's wire with the upstream captures, committed under
+``tests/data/upstream`` (copied from ``../shared/upstream-samples``), so a plain clone runs the
+same checks.
 """
 
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
-SAMPLES = Path(__file__).resolve().parents[2] / "shared" / "upstream-samples"
-COMMITTED = Path(__file__).resolve().parent / "vectors" / "upstream_shapes.json"
+SAMPLES = Path(__file__).resolve().parent / "data" / "upstream"
 OPAQUE = {"stats", "tools", "slash_commands", "agents", "mcp_servers", "input", "goal_state"}
 """Fields whose inner layout is product-specific (tool lists, metrics, tool arguments)."""
 
@@ -57,17 +55,9 @@ def message_shapes(stdout: bytes) -> list[Any]:
 
 
 def upstream_shapes() -> dict[str, list[Any]]:
-    """Shapes of the upstream captures: live from ``../shared`` when present, else committed."""
-    if SAMPLES.is_dir():
-        return {
-            p.name.removesuffix(".stdout.jsonl"): message_shapes(p.read_bytes())
-            for p in sorted(SAMPLES.glob("*.stdout.jsonl"))
-            if not p.name.endswith("-text.stdout.jsonl")
-        }
-    data: dict[str, list[Any]] = json.loads(COMMITTED.read_text())
-    return data
-
-
-if __name__ == "__main__":
-    COMMITTED.write_text(json.dumps(upstream_shapes(), indent=None, separators=(",", ":")) + "\n")
-    sys.stdout.write(f"wrote {COMMITTED}\n")
+    """Shapes of the committed upstream captures, by capture name."""
+    return {
+        p.name.removesuffix(".stdout.jsonl"): message_shapes(p.read_bytes())
+        for p in sorted(SAMPLES.glob("*.stdout.jsonl"))
+        if not p.name.endswith("-text.stdout.jsonl")
+    }

@@ -7,10 +7,38 @@ from typing import Any
 from hypothesis import strategies as st
 
 ATOMS = [
-    "a", "Z", " ", "/", '"', "\\", "\b", "\t", "\n", "\f", "\r", "\x00", "\x01", "\x1f", "\x7f",
-    "\x80", "é", "\u07ff", "\u0800", "汉", "\u2028", "\u2029", "\ufeff", "\uffff", "😀",
-    "\U0010ffff", "\ud800", "\udbff", "\udc00", "\udfff", "\ud83d\ude00",
-]  # fmt: skip
+    "a",
+    "Z",
+    " ",
+    "/",
+    '"',
+    "\\",
+    "\b",
+    "\t",
+    "\n",
+    "\f",
+    "\r",
+    "\x00",
+    "\x01",
+    "\x1f",
+    "\x7f",
+    "\x80",
+    "é",
+    "\u07ff",
+    "\u0800",
+    "汉",
+    "\u2028",
+    "\u2029",
+    "\ufeff",
+    "\uffff",
+    "😀",
+    "\U0010ffff",
+    "\ud800",
+    "\udbff",
+    "\udc00",
+    "\udfff",
+    "\ud83d\ude00",
+]
 
 
 def adversarial_text(max_atoms: int = 300) -> st.SearchStrategy[str]:

@@ -11,9 +11,13 @@ from headwire.wire import encode
 
 
 def test_requests_notifications_and_responses_are_told_apart() -> None:
-    req = rpc.parse_message(b'{"jsonrpc":"2.0","id":3,"method":"session/new","params":{"cwd":"/"}}\n')
+    req = rpc.parse_message(
+        b'{"jsonrpc":"2.0","id":3,"method":"session/new","params":{"cwd":"/"}}\n'
+    )
     assert req == rpc.Request(3, "session/new", {"cwd": "/"})
-    note = rpc.parse_message(b'{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s"}}')
+    note = rpc.parse_message(
+        b'{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s"}}'
+    )
     assert note == rpc.Notification("session/cancel", {"sessionId": "s"})
     ok = rpc.parse_message(b'{"jsonrpc":"2.0","id":0,"result":{"outcome":{"outcome":"cancelled"}}}')
     assert ok == rpc.Response(0, {"outcome": {"outcome": "cancelled"}}, None)
@@ -21,7 +25,9 @@ def test_requests_notifications_and_responses_are_told_apart() -> None:
     assert err == rpc.Response("a", None, {"code": -32601, "message": "no"})
     assert rpc.parse_message(b"  \n") is None
     # a null id is a request (answered with id null), not a notification
-    assert rpc.parse_message(b'{"jsonrpc":"2.0","id":null,"method":"x"}') == rpc.Request(None, "x", None)
+    assert rpc.parse_message(b'{"jsonrpc":"2.0","id":null,"method":"x"}') == rpc.Request(
+        None, "x", None
+    )
 
 
 @pytest.mark.parametrize(
@@ -54,23 +60,44 @@ def test_lone_surrogate_escapes_are_valid_json() -> None:
     req = rpc.parse_message(b'{"jsonrpc":"2.0","id":1,"method":"m","params":{"t":"\\ud800x"}}')
     assert isinstance(req, rpc.Request) and req.params == {"t": "\ud800x"}
     # ... and they go back out as JSON.stringify writes them
-    assert rpc.frame(rpc.response(1, req.params)) == b'{"jsonrpc":"2.0","id":1,"result":{"t":"\\ud800x"}}\n'
+    assert (
+        rpc.frame(rpc.response(1, req.params))
+        == b'{"jsonrpc":"2.0","id":1,"result":{"t":"\\ud800x"}}\n'
+    )
 
 
 def test_frames_are_one_line_in_upstream_key_order() -> None:
-    frame = rpc.frame(rpc.notification("session/update", {"sessionId": "s", "update": {"text": "a\nb"}}))
+    frame = rpc.frame(
+        rpc.notification("session/update", {"sessionId": "s", "update": {"text": "a\nb"}})
+    )
     assert frame.count(b"\n") == 1 and frame.endswith(b"\n")
-    assert frame == encode({"jsonrpc": "2.0", "method": "session/update",
-                            "params": {"sessionId": "s", "update": {"text": "a\nb"}}}) + b"\n"  # fmt: skip
+    assert (
+        frame
+        == encode(
+            {
+                "jsonrpc": "2.0",
+                "method": "session/update",
+                "params": {"sessionId": "s", "update": {"text": "a\nb"}},
+            }
+        )
+        + b"\n"
+    )
     assert rpc.frame(rpc.request(0, "session/request_permission", {})).startswith(
         b'{"jsonrpc":"2.0","id":0,"method":"session/request_permission"'
     )
     assert json.loads(rpc.frame(rpc.error_response(None, -32700, "Parse error"))) == {
-        "jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}  # fmt: skip
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {"code": -32700, "message": "Parse error"},
+    }
 
 
 def test_rpc_error_helpers() -> None:
     missing = rpc.RpcError.method_not_found("session/fork")
     assert (missing.code, missing.data) == (-32601, {"method": "session/fork"})
     bad = rpc.RpcError.invalid_params("cwd must be absolute")
-    assert (bad.code, bad.message, bad.data) == (-32602, "Invalid params", {"details": "cwd must be absolute"})
+    assert (bad.code, bad.message, bad.data) == (
+        -32602,
+        "Invalid params",
+        {"details": "cwd must be absolute"},
+    )

@@ -62,8 +62,11 @@ def _server() -> tuple[AcpServer, io.BytesIO]:
 
 
 def _session(server: AcpServer, cwd: Path) -> AcpSession:
-    agent = SimpleNamespace(tools={}, cancelled=asyncio.Event(),
-                            config=SimpleNamespace(approval_mode="default", allowed_tools=()))  # fmt: skip
+    agent = SimpleNamespace(
+        tools={},
+        cancelled=asyncio.Event(),
+        config=SimpleNamespace(approval_mode="default", allowed_tools=()),
+    )
     session = AcpSession("sid", cwd, cast(Agent, agent), close=_noop_close)
     server.sessions["sid"] = session
     return session
@@ -77,7 +80,9 @@ def _frames(out: io.BytesIO) -> list[dict[str, Any]]:
     return [json.loads(line) for line in out.getvalue().splitlines()]
 
 
-def _result_update(tool: FakeTool, display: str, text: str, tmp_path: Path) -> tuple[dict[str, Any], bytes]:
+def _result_update(
+    tool: FakeTool, display: str, text: str, tmp_path: Path
+) -> tuple[dict[str, Any], bytes]:
     server, out = _server()
     session = _session(server, tmp_path)
     call = ToolCall("call_1", tool.name, {})
@@ -106,30 +111,54 @@ def test_other_results_are_projected_exactly(tmp_path: Path) -> None:
     tool = FakeTool("mcp__bigout__big_output", "bigout")
     display = "x" * 499_999
     update, _ = _result_update(tool, display, display, tmp_path)
-    unprojected = tool_call_result("call_1", tool.name, cast(Tool, tool), failed=False, text=display,
-                                   display=display)  # fmt: skip
+    unprojected = tool_call_result(
+        "call_1", tool.name, cast(Tool, tool), failed=False, text=display, display=display
+    )
     assert update == project_acp_tool_call_update(unprojected)
     assert len(encode(update["content"])) <= BUDGET and len(encode(update["rawOutput"])) <= BUDGET
-    assert list(update) == ["sessionUpdate", "toolCallId", "status", "content", "_meta", "rawOutput"]
-    assert update["_meta"] == {"toolName": "mcp__bigout__big_output", "provenance": "mcp",
-                               "serverId": "bigout"}  # fmt: skip
+    assert list(update) == [
+        "sessionUpdate",
+        "toolCallId",
+        "status",
+        "content",
+        "_meta",
+        "rawOutput",
+    ]
+    assert update["_meta"] == {
+        "toolName": "mcp__bigout__big_output",
+        "provenance": "mcp",
+        "serverId": "bigout",
+    }
 
 
 def test_meta_and_titles(tmp_path: Path) -> None:
     tools = {t.name: t for t in builtin_tools()}
     shell = tools["run_shell_command"]
-    assert tool_meta("run_shell_command", shell) == {"toolName": "run_shell_command", "provenance": "builtin"}
+    assert tool_meta("run_shell_command", shell) == {
+        "toolName": "run_shell_command",
+        "provenance": "builtin",
+    }
     assert tool_meta("mcp__srv__t", None)["serverId"] == "srv"
-    assert tool_title("run_shell_command", shell, {"command": "ls", "description": "list"}) == "Shell: ls (list)"
+    assert (
+        tool_title("run_shell_command", shell, {"command": "ls", "description": "list"})
+        == "Shell: ls (list)"
+    )
     assert tool_title("nope", None, {}) == "nope"
 
 
 def test_prompt_text() -> None:
     assert prompt_text([{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]) == "a\nb"
-    assert prompt_text([{"type": "resource_link", "uri": "file:///x/y.py", "name": "y"}]) == "@/x/y.py"
+    assert (
+        prompt_text([{"type": "resource_link", "uri": "file:///x/y.py", "name": "y"}]) == "@/x/y.py"
+    )
     text = prompt_text([{"type": "resource", "resource": {"uri": "file:///z", "text": "body"}}])
     assert text == "Content of file:///z:\nbody"
-    for bad in ("x", [1], [{"type": "image", "data": "", "mimeType": "image/png"}], [{"type": "text"}]):
+    for bad in (
+        "x",
+        [1],
+        [{"type": "image", "data": "", "mimeType": "image/png"}],
+        [{"type": "text"}],
+    ):
         with pytest.raises(rpc.RpcError) as info:
             prompt_text(bad)
         assert info.value.code == rpc.INVALID_PARAMS
@@ -138,20 +167,49 @@ def test_prompt_text() -> None:
 def _record_session(tmp_path: Path) -> Path:
     rec = Recorder(tmp_path / "home", tmp_path, "s1")
     rec.record("user", message={"role": "user", "content": "hello"})
-    rec.record("assistant", message={
-        "role": "assistant", "content": "let me look", "reasoning_content": "thinking",
-        "tool_calls": [{"id": "c1", "type": "function",
-                        "function": {"name": "run_shell_command", "arguments": '{"command":"ls"}'}},
-                       {"id": "c2", "type": "function",
-                        "function": {"name": "run_shell_command", "arguments": '{"command":"x"}'}},
-                       {"id": "c3", "type": "function",
-                        "function": {"name": "present_ui", "arguments": "{}"}}]})  # fmt: skip
-    rec.record("tool_result", message={"role": "tool", "tool_call_id": "c1", "content": "model text"},
-               call_id="c1", name="run_shell_command", args={"command": "ls"}, is_error=False,
-               error=None, display="y" * 300_000, artifact=None)  # fmt: skip
-    rec.record("tool_result", message={"role": "tool", "tool_call_id": "c2",
-                                       "content": "Operation cancelled."},
-               call_id="c2", is_error=True, error="Operation cancelled.")  # fmt: skip
+    rec.record(
+        "assistant",
+        message={
+            "role": "assistant",
+            "content": "let me look",
+            "reasoning_content": "thinking",
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "run_shell_command", "arguments": '{"command":"ls"}'},
+                },
+                {
+                    "id": "c2",
+                    "type": "function",
+                    "function": {"name": "run_shell_command", "arguments": '{"command":"x"}'},
+                },
+                {
+                    "id": "c3",
+                    "type": "function",
+                    "function": {"name": "present_ui", "arguments": "{}"},
+                },
+            ],
+        },
+    )
+    rec.record(
+        "tool_result",
+        message={"role": "tool", "tool_call_id": "c1", "content": "model text"},
+        call_id="c1",
+        name="run_shell_command",
+        args={"command": "ls"},
+        is_error=False,
+        error=None,
+        display="y" * 300_000,
+        artifact=None,
+    )
+    rec.record(
+        "tool_result",
+        message={"role": "tool", "tool_call_id": "c2", "content": "Operation cancelled."},
+        call_id="c2",
+        is_error=True,
+        error="Operation cancelled.",
+    )
     rec.record("result", is_error=False, result="", error=None, num_turns=1)
     rec.close()
     with rec.path.open("ab") as f:
@@ -167,11 +225,16 @@ def test_replay_streams_records_into_updates(tmp_path: Path) -> None:
     updates += list(replayer.finish())
     kinds = [(u["sessionUpdate"], u.get("status")) for u in updates]
     assert kinds == [
-        ("user_message_chunk", None), ("agent_thought_chunk", None), ("agent_message_chunk", None),
-        ("tool_call", "pending"), ("tool_call", "pending"), ("tool_call", "pending"),
-        ("tool_call_update", "completed"), ("tool_call_update", "failed"),
+        ("user_message_chunk", None),
+        ("agent_thought_chunk", None),
+        ("agent_message_chunk", None),
+        ("tool_call", "pending"),
+        ("tool_call", "pending"),
+        ("tool_call", "pending"),
+        ("tool_call_update", "completed"),
         ("tool_call_update", "failed"),
-    ]  # fmt: skip
+        ("tool_call_update", "failed"),
+    ]
     assert updates[0]["content"]["text"] == "hello"
     start = updates[3]
     assert start["title"] == "Shell: ls" and start["kind"] == "execute"
@@ -181,7 +244,10 @@ def test_replay_streams_records_into_updates(tmp_path: Path) -> None:
     assert done["rawOutput"] == "y" * 300_000  # unprojected: the writer projects
     assert updates[7]["_meta"]["toolName"] == "run_shell_command"  # name from the announcing call
     assert updates[7]["content"][0]["content"]["text"] == "Operation cancelled."
-    assert updates[8]["toolCallId"] == "c3" and updates[8]["content"][0]["content"]["text"] == INTERRUPTED_TEXT
+    assert (
+        updates[8]["toolCallId"] == "c3"
+        and updates[8]["content"][0]["content"]["text"] == INTERRUPTED_TEXT
+    )
 
 
 async def _drive(server: AcpServer, lines: list[bytes]) -> None:
@@ -236,12 +302,14 @@ class _Harness:
     def frames(self) -> list[dict[str, Any]]:
         return _frames(self.out)
 
-    async def call(self, method: str, params: dict[str, Any],
-                   on_request: Any = None) -> dict[str, Any]:  # fmt: skip
+    async def call(
+        self, method: str, params: dict[str, Any], on_request: Any = None
+    ) -> dict[str, Any]:
         self.next_id += 1
         msg_id = self.next_id
-        self.server.handle_line(encode({"jsonrpc": "2.0", "id": msg_id, "method": method,
-                                        "params": params}))  # fmt: skip
+        self.server.handle_line(
+            encode({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
+        )
         answered = self.answered
         for _ in range(2000):
             await asyncio.sleep(0.005)
@@ -251,8 +319,9 @@ class _Harness:
                 if "method" in frame and "id" in frame and frame["id"] not in answered:
                     answered.add(frame["id"])
                     result = on_request(frame)
-                    self.server.handle_line(encode({"jsonrpc": "2.0", "id": frame["id"],
-                                                    "result": result}))  # fmt: skip
+                    self.server.handle_line(
+                        encode({"jsonrpc": "2.0", "id": frame["id"], "result": result})
+                    )
         raise AssertionError(f"no answer to {method}")
 
 
@@ -264,10 +333,13 @@ def test_rejected_permission_ends_the_turn(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, outcome: dict[str, Any]
 ) -> None:
     monkeypatch.setenv("HEADWIRE_HOME", str(tmp_path / "home"))
-    h = _Harness(tmp_path, [
-        {"tool": "run_shell_command", "args": {"command": "touch made-it"}},
-        {"text": "should not be said"},
-    ])  # fmt: skip
+    h = _Harness(
+        tmp_path,
+        [
+            {"tool": "run_shell_command", "args": {"command": "touch made-it"}},
+            {"text": "should not be said"},
+        ],
+    )
 
     async def scenario() -> None:
         new = await h.call("session/new", {"cwd": str(h.proj), "mcpServers": []})
@@ -278,15 +350,19 @@ def test_rejected_permission_ends_the_turn(
             asked.append(request)
             return {"outcome": outcome}
 
-        done = await h.call("session/prompt", {"sessionId": sid,
-                                               "prompt": [{"type": "text", "text": "go"}]}, answer)  # fmt: skip
+        done = await h.call(
+            "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]}, answer
+        )
         assert done["result"] == {"stopReason": "end_turn"}
         [request] = asked
         assert request["method"] == "session/request_permission"
         assert request["params"]["toolCall"]["_meta"] == {"toolName": "run_shell_command"}
         updates = [f["params"]["update"] for f in h.frames() if f.get("method") == "session/update"]
         [failed] = [u for u in updates if u.get("status") == "failed"]
-        assert failed["content"][0]["content"]["text"] == 'Tool "run_shell_command" was canceled by the user.'
+        assert (
+            failed["content"][0]["content"]["text"]
+            == 'Tool "run_shell_command" was canceled by the user.'
+        )
         assert not any(u["sessionUpdate"] == "agent_message_chunk" for u in updates)
         assert not (h.proj / "made-it").exists()
 
@@ -295,11 +371,14 @@ def test_rejected_permission_ends_the_turn(
 
 def test_allow_always_adds_a_session_rule(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HEADWIRE_HOME", str(tmp_path / "home"))
-    h = _Harness(tmp_path, [
-        {"tool": "run_shell_command", "args": {"command": "touch one"}},
-        {"tool": "run_shell_command", "args": {"command": "touch two"}},
-        {"text": "ok"},
-    ])  # fmt: skip
+    h = _Harness(
+        tmp_path,
+        [
+            {"tool": "run_shell_command", "args": {"command": "touch one"}},
+            {"tool": "run_shell_command", "args": {"command": "touch two"}},
+            {"text": "ok"},
+        ],
+    )
 
     async def scenario() -> None:
         new = await h.call("session/new", {"cwd": str(h.proj), "mcpServers": []})
@@ -310,8 +389,9 @@ def test_allow_always_adds_a_session_rule(tmp_path: Path, monkeypatch: pytest.Mo
             asked.append(request)
             return {"outcome": {"outcome": "selected", "optionId": "proceed_always"}}
 
-        done = await h.call("session/prompt", {"sessionId": sid,
-                                               "prompt": [{"type": "text", "text": "go"}]}, answer)  # fmt: skip
+        done = await h.call(
+            "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]}, answer
+        )
         assert done["result"] == {"stopReason": "end_turn"}
         assert len(asked) == 1  # the second "touch" ran under the new rule
         assert (h.proj / "one").exists() and (h.proj / "two").exists()
@@ -322,10 +402,13 @@ def test_allow_always_adds_a_session_rule(tmp_path: Path, monkeypatch: pytest.Mo
 
 def test_cancel_while_asking(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HEADWIRE_HOME", str(tmp_path / "home"))
-    h = _Harness(tmp_path, [
-        {"tool": "run_shell_command", "args": {"command": "touch never"}},
-        {"text": "should not be said"},
-    ])  # fmt: skip
+    h = _Harness(
+        tmp_path,
+        [
+            {"tool": "run_shell_command", "args": {"command": "touch never"}},
+            {"text": "should not be said"},
+        ],
+    )
 
     async def scenario() -> None:
         new = await h.call("session/new", {"cwd": str(h.proj), "mcpServers": []})
@@ -333,12 +416,14 @@ def test_cancel_while_asking(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
 
         def answer(request: dict[str, Any]) -> dict[str, Any]:
             # the client cancels the turn, then answers the open request "cancelled" (ACP rule)
-            h.server.handle_line(encode({"jsonrpc": "2.0", "method": "session/cancel",
-                                         "params": {"sessionId": sid}}))  # fmt: skip
+            h.server.handle_line(
+                encode({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": sid}})
+            )
             return {"outcome": {"outcome": "cancelled"}}
 
-        done = await h.call("session/prompt", {"sessionId": sid,
-                                               "prompt": [{"type": "text", "text": "go"}]}, answer)  # fmt: skip
+        done = await h.call(
+            "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]}, answer
+        )
         assert done["result"] == {"stopReason": "cancelled"}
         updates = [f["params"]["update"] for f in h.frames() if f.get("method") == "session/update"]
         [closed] = [u for u in updates if u.get("status") == "failed"]
@@ -346,8 +431,9 @@ def test_cancel_while_asking(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
         assert not (h.proj / "never").exists()
         # the session takes the next prompt
         h.server.sessions[sid].agent.config.approval_mode = "yolo"
-        again = await h.call("session/prompt", {"sessionId": sid,
-                                                "prompt": [{"type": "text", "text": "again"}]})  # fmt: skip
+        again = await h.call(
+            "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "again"}]}
+        )
         assert again["result"] == {"stopReason": "end_turn"}
 
     asyncio.run(scenario())

@@ -429,10 +429,21 @@ def test_acp_session_updates_use_the_acp_projection() -> None:
 
 def shell_result(output: str, **extra: Any) -> dict[str, Any]:
     return {
-        "type": "shell_result", "version": 1, "directory": "/w", "exitCode": 0, "signal": None,
-        "pid": 7, "outcome": "completed", "outputFiles": [], "output": output, "text": output,
-        "error": None, "notices": [], "truncated": False, **extra,
-    }  # fmt: skip
+        "type": "shell_result",
+        "version": 1,
+        "directory": "/w",
+        "exitCode": 0,
+        "signal": None,
+        "pid": 7,
+        "outcome": "completed",
+        "outputFiles": [],
+        "output": output,
+        "text": output,
+        "error": None,
+        "notices": [],
+        "truncated": False,
+        **extra,
+    }
 
 
 def test_acp_shell_results_are_bounded_only_when_over_budget() -> None:
@@ -483,9 +494,19 @@ def test_first_long_line_finds_the_first_long_line(seed: int, lengths: list[int]
 
 
 ODD_SHORT_LINES = [
-    b"\n", b"\r\n", b"   \n", b"garbage\n", b'{"a":\xff}\n', b'{"x":"\\ud800"}\n', b'{"a":}\n',
-    b'{"b":"\xed\xa0\x80"}\n', b" [1]\r\n", b'"str"\n', b"7\n", b'{"\xc3\xa9":1}\n',
-]  # fmt: skip
+    b"\n",
+    b"\r\n",
+    b"   \n",
+    b"garbage\n",
+    b'{"a":\xff}\n',
+    b'{"x":"\\ud800"}\n',
+    b'{"a":}\n',
+    b'{"b":"\xed\xa0\x80"}\n',
+    b" [1]\r\n",
+    b'"str"\n',
+    b"7\n",
+    b'{"\xc3\xa9":1}\n',
+]
 
 
 def _stream_lines() -> st.SearchStrategy[bytes]:

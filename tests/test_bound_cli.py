@@ -22,7 +22,7 @@ from headwire.projection import (
 from headwire.wire import encode
 
 SRC = Path(__file__).resolve().parent.parent / "src"
-SAMPLES = Path("/work/shared/upstream-samples")
+SAMPLES = Path(__file__).resolve().parent / "data" / "upstream"
 BUDGET = TOOL_RESULT_JSON_BYTE_BUDGET
 MIB = 1 << 20
 
@@ -61,11 +61,15 @@ def tool_result_line(content: Any, end: bytes = b"\n") -> bytes:
         "message": {
             "role": "user",
             "content": [
-                {"type": "tool_result", "tool_use_id": "call_1", "is_error": False,
-                 "content": content}
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "call_1",
+                    "is_error": False,
+                    "content": content,
+                }
             ],
         },
-    }  # fmt: skip
+    }
     return encode(message) + end
 
 
@@ -165,9 +169,13 @@ def run_bound_to_file(source: Path, target: Path, *args: str) -> subprocess.Comp
     """Run the filter from file to file (no 200 MB pipe reads in the test process)."""
     with source.open("rb") as stdin, target.open("wb") as stdout:
         return subprocess.run(
-            bound_cmd(*args), stdin=stdin, stdout=stdout, stderr=subprocess.PIPE, env=env(),
+            bound_cmd(*args),
+            stdin=stdin,
+            stdout=stdout,
+            stderr=subprocess.PIPE,
+            env=env(),
             timeout=120,
-        )  # fmt: skip
+        )
 
 
 def sha256_of(path: Path) -> bytes:
@@ -310,9 +318,12 @@ def test_a_closed_stdout_exits_141_without_a_traceback(tmp_path: Path) -> None:
 def test_a_live_stream_flows_and_an_interrupt_exits_130(unbuffered: str) -> None:
     extra = {"PYTHONUNBUFFERED": unbuffered} if unbuffered else {}
     proc = subprocess.Popen(
-        bound_cmd(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        bound_cmd(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         env=env(**extra),
-    )  # fmt: skip
+    )
     assert proc.stdin is not None and proc.stdout is not None
     for line in (b'{"a":1}\n', tool_result_line("w" * 100_000)):
         proc.stdin.write(line)
@@ -327,7 +338,11 @@ def test_a_live_stream_flows_and_an_interrupt_exits_130(unbuffered: str) -> None
 
 # -- upstream samples ----------------------------------------------------------------------------
 
-_SAMPLE_FILES = sorted(SAMPLES.glob("*.stdout.jsonl")) if SAMPLES.is_dir() else []
+_SAMPLE_FILES = sorted(SAMPLES.glob("*.stdout.jsonl"))
+
+
+def test_upstream_samples_are_committed() -> None:
+    assert len(_SAMPLE_FILES) >= 27 and len(_reconstructable()) >= 8
 
 
 def _sample_format(path: Path) -> str:
@@ -339,7 +354,6 @@ def _sample_format(path: Path) -> str:
     return "stream-json"
 
 
-@pytest.mark.skipif(not _SAMPLE_FILES, reason="upstream samples not present")
 @pytest.mark.parametrize("path", _SAMPLE_FILES, ids=lambda p: p.name)
 def test_upstream_output_is_already_bounded(path: Path) -> None:
     """Upstream's wire is bounded already, so the filter must give back the same bytes."""
@@ -367,8 +381,6 @@ def _unit_and_count(summary: dict[str, Any]) -> tuple[str, int] | None:
 def _reconstructable() -> list[Any]:
     """MCP headless fixtures (not text, ACP or the TUI's dual sidecar) with a known original."""
     summary_path = SAMPLES / "summary.json"
-    if not summary_path.is_file():
-        return []
     found = []
     for entry in json.loads(summary_path.read_text()):
         path = SAMPLES / f"{entry['label']}.stdout.jsonl"
@@ -379,7 +391,6 @@ def _reconstructable() -> list[Any]:
     return found
 
 
-@pytest.mark.skipif(not _reconstructable(), reason="upstream samples not present")
 @pytest.mark.parametrize(("path", "unit", "count"), _reconstructable())
 def test_unbounded_upstream_output_is_bounded_to_upstream_bytes(
     path: Path, unit: str, count: int

@@ -189,8 +189,11 @@ def acp_problems(record: dict[str, Any], update: dict[str, Any]) -> list[str]:
         elif key == "paired":
             ok = result["rawOutput"] == result["content"][0]["content"]["text"]
         elif key == "frame_max":
-            frame = {"jsonrpc": "2.0", "method": "session/update",
-                     "params": {"sessionId": "s", "update": result}}  # fmt: skip
+            frame = {
+                "jsonrpc": "2.0",
+                "method": "session/update",
+                "params": {"sessionId": "s", "update": result},
+            }
             ok = len(encode(frame)) < want
         else:
             raise ValueError(key)

@@ -23,8 +23,22 @@ LAYERS: dict[str, int] = {
     "__main__": 6,
 }
 PURE_RANK = 3
-FORBIDDEN_IN_PURE = {"asyncio", "subprocess", "os", "time", "sys", "socket", "threading", "io",
-                     "shutil", "tempfile", "signal", "select", "selectors", "multiprocessing"}  # fmt: skip
+FORBIDDEN_IN_PURE = {
+    "asyncio",
+    "subprocess",
+    "os",
+    "time",
+    "sys",
+    "socket",
+    "threading",
+    "io",
+    "shutil",
+    "tempfile",
+    "signal",
+    "select",
+    "selectors",
+    "multiprocessing",
+}
 
 
 def layer_of(module: str) -> str | None:

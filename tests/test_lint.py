@@ -18,11 +18,31 @@ def _run(tool: str, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.mark.skipif(shutil.which("ruff") is None and not (Path(sys.executable).parent / "ruff").exists(),
-                    reason="ruff not installed")
+@pytest.mark.skipif(
+    shutil.which("ruff") is None and not (Path(sys.executable).parent / "ruff").exists(),
+    reason="ruff not installed",
+)
 def test_ruff_clean() -> None:
     result = _run("ruff", "check", "src", "tests", "benchmarks")
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.skipif(
+    shutil.which("ruff") is None and not (Path(sys.executable).parent / "ruff").exists(),
+    reason="ruff not installed",
+)
+def test_ruff_format_clean() -> None:
+    """The formatter's output is the code's layout: no ``# fmt: skip`` escapes."""
+    result = _run("ruff", "format", "--check", "src", "tests", "benchmarks")
+    assert result.returncode == 0, result.stdout + result.stderr
+    skips = [
+        f"{path}:{n}"
+        for top in ("src", "tests", "benchmarks")
+        for path in (ROOT / top).rglob("*.py")
+        for n, line in enumerate(path.read_text().splitlines(), 1)
+        if line.rstrip().endswith("# fmt" + ": skip")
+    ]
+    assert not skips, skips
 
 
 def test_mypy_strict_clean() -> None:

@@ -79,21 +79,48 @@ def is_zombie(pid: int) -> bool:
 
 def test_parse_stdio_http_and_claude_spellings() -> None:
     env = {"TOKEN": "s3cret", "HOME": "/home/u"}
-    servers, problems = parse_mcp_servers({"mcpServers": {
-        "a": {"command": "node", "args": ["$HOME/srv.js"], "env": {"K": "${TOKEN}"},
-              "cwd": "/tmp", "timeout": 5000, "trust": True},
-        "b": {"httpUrl": "https://example.test/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}},
-        "c": {"url": "http://127.0.0.1:9/mcp"},
-        "d": {"type": "http", "url": "https://x.test/mcp"},
-        "e": {"type": "sse", "url": "https://x.test/sse"},
-        "f": {"type": "stdio", "command": "srv", "includeTools": ["x"], "excludeTools": ["y"]},
-        "g": {"command": "off", "disabled": True},
-    }}, "settings.json", env)  # fmt: skip
+    servers, problems = parse_mcp_servers(
+        {
+            "mcpServers": {
+                "a": {
+                    "command": "node",
+                    "args": ["$HOME/srv.js"],
+                    "env": {"K": "${TOKEN}"},
+                    "cwd": "/tmp",
+                    "timeout": 5000,
+                    "trust": True,
+                },
+                "b": {
+                    "httpUrl": "https://example.test/mcp",
+                    "headers": {"Authorization": "Bearer ${TOKEN}"},
+                },
+                "c": {"url": "http://127.0.0.1:9/mcp"},
+                "d": {"type": "http", "url": "https://x.test/mcp"},
+                "e": {"type": "sse", "url": "https://x.test/sse"},
+                "f": {
+                    "type": "stdio",
+                    "command": "srv",
+                    "includeTools": ["x"],
+                    "excludeTools": ["y"],
+                },
+                "g": {"command": "off", "disabled": True},
+            }
+        },
+        "settings.json",
+        env,
+    )
     assert problems == []
     assert sorted(servers) == ["a", "b", "c", "d", "e", "f"]
     a = servers["a"]
     assert (a.transport, a.command, a.args, a.env, a.cwd, a.timeout_ms, a.trust) == (
-        "stdio", "node", ("/home/u/srv.js",), {"K": "s3cret"}, "/tmp", 5000, True)
+        "stdio",
+        "node",
+        ("/home/u/srv.js",),
+        {"K": "s3cret"},
+        "/tmp",
+        5000,
+        True,
+    )
     assert servers["b"].transport == "http" and not servers["b"].sse_fallback
     assert servers["b"].headers == {"Authorization": "Bearer s3cret"}
     assert servers["c"].transport == "http" and servers["c"].sse_fallback
@@ -133,12 +160,16 @@ def test_invalid_entries_name_the_file_and_server(entry: Any, fragment: str) -> 
 
 def test_settings_problems_are_collected_not_raised() -> None:
     servers, problems = parse_mcp_servers(
-        {"mcpServers": {"ok": {"command": "x"}, "bad": {"args": []}}}, "p.json")
+        {"mcpServers": {"ok": {"command": "x"}, "bad": {"args": []}}}, "p.json"
+    )
     assert list(servers) == ["ok"]
-    assert problems == ["p.json: mcpServers.bad: needs 'command' (stdio) or 'httpUrl' / 'url' (HTTP)"]
+    assert problems == [
+        "p.json: mcpServers.bad: needs 'command' (stdio) or 'httpUrl' / 'url' (HTTP)"
+    ]
     assert parse_mcp_servers([], "p.json") == ({}, ["p.json: expected a JSON object"])
     assert parse_mcp_servers({"mcpServers": 3}, "p.json")[1] == [
-        "p.json: 'mcpServers' must be an object of servers"]
+        "p.json: 'mcpServers' must be an object of servers"
+    ]
     assert parse_mcp_servers({"other": 1}, "p.json") == ({}, [])
 
 
@@ -146,17 +177,31 @@ def test_merge_user_project_cli_later_wins(tmp_path: Path) -> None:
     home, proj = tmp_path / "home", tmp_path / "proj"
     (proj / ".headwire").mkdir(parents=True)
     home.mkdir()
-    (home / "settings.json").write_text(json.dumps({"mcpServers": {
-        "one": {"command": "user-one"}, "two": {"command": "user-two"},
-        "three": {"command": "user-three"}, "broken": {"args": 1}}}))  # fmt: skip
-    (proj / ".headwire" / "settings.json").write_text(json.dumps({"mcpServers": {
-        "two": {"command": "project-two"}, "three": {"disabled": True}}}))  # fmt: skip
+    (home / "settings.json").write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "one": {"command": "user-one"},
+                    "two": {"command": "user-two"},
+                    "three": {"command": "user-three"},
+                    "broken": {"args": 1},
+                }
+            }
+        )
+    )
+    (proj / ".headwire" / "settings.json").write_text(
+        json.dumps({"mcpServers": {"two": {"command": "project-two"}, "three": {"disabled": True}}})
+    )
     cli_file = tmp_path / "cli.json"
     cli_file.write_text(json.dumps({"mcpServers": {"four": {"httpUrl": "http://h/mcp"}}}))
     servers, warnings = load_mcp_servers(
-        home, proj, ['{"one": {"command": "cli-one"}}', str(cli_file)], env={})
+        home, proj, ['{"one": {"command": "cli-one"}}', str(cli_file)], env={}
+    )
     assert {n: s.command or s.url for n, s in servers.items()} == {
-        "one": "cli-one", "two": "project-two", "four": "http://h/mcp"}
+        "one": "cli-one",
+        "two": "project-two",
+        "four": "http://h/mcp",
+    }
     assert servers["one"].source == "--mcp-config"
     assert servers["two"].source == str(proj / ".headwire" / "settings.json")
     assert len(warnings) == 1 and "mcpServers.broken" in warnings[0]
@@ -172,25 +217,45 @@ def test_broken_settings_file_is_a_warning_broken_cli_config_an_error(tmp_path: 
     with pytest.raises(McpConfigError, match=r"--mcp-config: cannot read .*missing\.json"):
         load_mcp_servers(tmp_path, tmp_path, ["missing.json"], env={})
     with pytest.raises(McpConfigError, match=r"^--mcp-config: mcpServers\.x: 'trust' must be"):
-        load_mcp_servers(tmp_path, tmp_path, ['{"mcpServers": {"x": {"command": "c", "trust": 1}}}'])
+        load_mcp_servers(
+            tmp_path, tmp_path, ['{"mcpServers": {"x": {"command": "c", "trust": 1}}}']
+        )
     servers, warnings = load_mcp_servers(
-        tmp_path / "none", tmp_path, ['{"mcpServers": {"calc": {"type": "sdk", "name": "calc"}}}'],
-        env={})
+        tmp_path / "none",
+        tmp_path,
+        ['{"mcpServers": {"calc": {"type": "sdk", "name": "calc"}}}'],
+        env={},
+    )
     assert servers == {} and warnings == [
-        "--mcp-config: mcpServers.calc: in-process SDK servers are not supported"]
+        "--mcp-config: mcpServers.calc: in-process SDK servers are not supported"
+    ]
     data, source = parse_mcp_config_arg('  {"mcpServers": {}}', tmp_path)
     assert (data, source) == ({"mcpServers": {}}, "--mcp-config")
 
 
 def test_acp_server_list_is_converted() -> None:
-    servers, problems = parse_acp_servers([
-        {"name": "local", "command": "srv", "args": ["-v"], "env": [{"name": "K", "value": "v"}]},
-        {"type": "http", "name": "web", "url": "https://w.test/mcp",
-         "headers": [{"name": "Authorization", "value": "Bearer t"}]},
-        {"command": "nameless"},
-    ], env={})  # fmt: skip
+    servers, problems = parse_acp_servers(
+        [
+            {
+                "name": "local",
+                "command": "srv",
+                "args": ["-v"],
+                "env": [{"name": "K", "value": "v"}],
+            },
+            {
+                "type": "http",
+                "name": "web",
+                "url": "https://w.test/mcp",
+                "headers": [{"name": "Authorization", "value": "Bearer t"}],
+            },
+            {"command": "nameless"},
+        ],
+        env={},
+    )
     assert servers["local"].env == {"K": "v"} and servers["local"].args == ("-v",)
-    assert servers["web"].transport == "http" and servers["web"].headers == {"Authorization": "Bearer t"}
+    assert servers["web"].transport == "http" and servers["web"].headers == {
+        "Authorization": "Bearer t"
+    }
     assert problems == ["session/new: mcpServers: every server needs a name"]
 
 
@@ -204,7 +269,9 @@ def test_tool_names_follow_upstream() -> None:
     assert odd.startswith("mcp__my_server__do_it_") and len(odd) <= 63
     assert odd == mcp_tool_name("my server", "do.it")  # stable
     long = provider_safe_name("mcp__" + "s" * 40 + "__" + "t" * 40)
-    assert len(long) == 63 and long.endswith("_" + stable_name_hash("mcp__" + "s" * 40 + "__" + "t" * 40))
+    assert len(long) == 63 and long.endswith(
+        "_" + stable_name_hash("mcp__" + "s" * 40 + "__" + "t" * 40)
+    )
     assert len(stable_name_hash("x")) == 7
 
 
@@ -223,13 +290,22 @@ def test_render_text_media_resources_and_structured() -> None:
         _Block(type="mystery"),
     ]
     out = render("t", "mcp__s__t", blocks, {"k": 1})
-    assert out.model_text == "\n".join([
-        '{"k":1}', "one", "[Tool 't' provided the following image data with mime-type: image/png]",
-        "embedded",
-        "[Tool 't' provided the following embedded resource with mime-type: application/octet-stream]",
-        "Resource Link: a at file:///a"])  # fmt: skip
+    assert out.model_text == "\n".join(
+        [
+            '{"k":1}',
+            "one",
+            "[Tool 't' provided the following image data with mime-type: image/png]",
+            "embedded",
+            "[Tool 't' provided the following embedded resource with mime-type: "
+            "application/octet-stream]",
+            "Resource Link: a at file:///a",
+        ]
+    )
     assert out.display.split("\n")[3] == "[image/png]"
-    assert render("t", "mcp__s__t", [_Block(type="text", text='{"k":1}')], {"k": 1}).model_text == '{"k":1}'
+    assert (
+        render("t", "mcp__s__t", [_Block(type="text", text='{"k":1}')], {"k": 1}).model_text
+        == '{"k":1}'
+    )
     assert render("t", "mcp__s__t", [], None).model_text == "(mcp__s__t completed with no output)"
     assert render("t", "mcp__s__t", [], None).display == ""
     big = "x" * 1000
@@ -329,10 +405,12 @@ def test_stdio_manager_calls_errors_timeouts_crash_and_shutdown(
 
     seen = asyncio.run(scenario())
     assert seen["statuses"] == [
-        {"name": "bigout", "status": "connected"}, {"name": "broken", "status": "failed"},
-        {"name": "missing", "status": "failed"}, {"name": "odd", "status": "connected"},
+        {"name": "bigout", "status": "connected"},
+        {"name": "broken", "status": "failed"},
+        {"name": "missing", "status": "failed"},
+        {"name": "odd", "status": "connected"},
         {"name": "stubborn", "status": "connected"},
-    ]  # fmt: skip
+    ]
     assert "mcp__bigout__big_output" in seen["names"] and "mcp__odd__broken" in seen["names"]
     assert not any(n.startswith(("mcp__broken__", "mcp__missing__")) for n in seen["names"])
     broken_note = next(n for n in notes if "'broken'" in n)
@@ -340,7 +418,11 @@ def test_stdio_manager_calls_errors_timeouts_crash_and_shutdown(
     assert "refusing to start" in broken_note
     assert any("'missing'" in n and "No such file" in n for n in notes)
 
-    assert (seen["echo"].llm_text, seen["echo"].display, seen["echo"].error) == ("héllo", "héllo", None)
+    assert (seen["echo"].llm_text, seen["echo"].display, seen["echo"].error) == (
+        "héllo",
+        "héllo",
+        None,
+    )
 
     big = seen["big"]
     assert big.error is None and big.display == "x" * 499_999
@@ -350,12 +432,15 @@ def test_stdio_manager_calls_errors_timeouts_crash_and_shutdown(
 
     fail = seen["fail"]
     assert fail.error_type == "execution_failed" and fail.error == fail.llm_text
-    assert fail.llm_text.startswith("MCP tool 'fail' reported tool error for function call: "
-                                    '{"name":"fail","args":{"message":"nope"}} with response: ')
+    assert fail.llm_text.startswith(
+        "MCP tool 'fail' reported tool error for function call: "
+        '{"name":"fail","args":{"message":"nope"}} with response: '
+    )
     assert fail.display == "Error: MCP tool 'fail' reported an error."
 
-    assert seen["pic"].llm_text == ("[Tool 'pic' provided the following image data with mime-type: "
-                                    "image/png]\na tiny picture")
+    assert seen["pic"].llm_text == (
+        "[Tool 'pic' provided the following image data with mime-type: image/png]\na tiny picture"
+    )
     assert progress == [
         {"type": "mcp_tool_progress", "progress": 1, "total": 3, "message": "step 1"},
         {"type": "mcp_tool_progress", "progress": 2, "total": 3, "message": "step 2"},
@@ -369,20 +454,24 @@ def test_stdio_manager_calls_errors_timeouts_crash_and_shutdown(
 
     assert seen["malformed"].error_type == "execution_failed"
     assert seen["malformed"].error.startswith(
-        "MCP tool 'broken' on server 'odd' failed: the server returned a malformed result")
+        "MCP tool 'broken' on server 'odd' failed: the server returned a malformed result"
+    )
 
     flood = seen["flood"]
     assert flood.artifact is not None and flood.artifact.stat().st_size == 20 * 1024 * 1024
-    assert hashlib.sha256(flood.artifact.read_bytes()).hexdigest() == hashlib.sha256(
-        b"y" * (20 * 1024 * 1024)).hexdigest()
+    assert (
+        hashlib.sha256(flood.artifact.read_bytes()).hexdigest()
+        == hashlib.sha256(b"y" * (20 * 1024 * 1024)).hexdigest()
+    )
     assert len(flood.display or "") == 20 * 1024 * 1024 and len(flood.llm_text) < 5_000
 
     assert seen["cancelled"].error_type == "cancelled" and seen["cancelled_s"] < 3
 
     crash = seen["crash"]
     assert crash.error_type == "execution_failed"
-    assert crash.error.startswith("MCP tool 'crash' on server 'bigout' failed: the connection "
-                                  "to the server was lost")
+    assert crash.error.startswith(
+        "MCP tool 'crash' on server 'bigout' failed: the connection to the server was lost"
+    )
     assert "the server exited with code 3" in crash.error
     assert {"name": "bigout", "status": "disconnected"} in seen["after_crash"]
     assert any({"name": "bigout", "status": "disconnected"} in c for c in seen["changes"])
@@ -426,8 +515,9 @@ def test_connect_timeout_fails_the_server_and_reaps_it(
 @pytest.fixture
 def http_server() -> Iterator[str]:
     """The fake server over streamable HTTP on 127.0.0.1 (port 0); yields its URL."""
-    proc = subprocess.Popen([sys.executable, str(SERVER), "http"], stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, str(SERVER), "http"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+    )
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline().decode()
@@ -446,10 +536,14 @@ def test_streamable_http_server(tmp_path: Path, http_server: str) -> None:
     from headwire.runtime.mcp.client import McpManager
 
     servers = {
-        "web": parse_server("web", {"httpUrl": http_server, "headers": {"X-Test": "1"},
-                                    "timeout": 1000, "trust": True}, "test"),
-        "viaurl": parse_server("viaurl", {"type": "http", "url": http_server,
-                                          "includeTools": ["echo"]}, "test"),
+        "web": parse_server(
+            "web",
+            {"httpUrl": http_server, "headers": {"X-Test": "1"}, "timeout": 1000, "trust": True},
+            "test",
+        ),
+        "viaurl": parse_server(
+            "viaurl", {"type": "http", "url": http_server, "includeTools": ["echo"]}, "test"
+        ),
         "down": parse_server("down", {"httpUrl": "http://127.0.0.1:9/mcp"}, "test"),
     }
     sink = Sink(tmp_path)
@@ -471,16 +565,20 @@ def test_streamable_http_server(tmp_path: Path, http_server: str) -> None:
         return seen
 
     seen = asyncio.run(scenario())
-    assert seen["statuses"] == [{"name": "web", "status": "connected"},
-                                {"name": "viaurl", "status": "connected"},
-                                {"name": "down", "status": "failed"}]  # fmt: skip
+    assert seen["statuses"] == [
+        {"name": "web", "status": "connected"},
+        {"name": "viaurl", "status": "connected"},
+        {"name": "down", "status": "failed"},
+    ]
     assert seen["viaurl_tools"] == ["mcp__viaurl__echo"]
     assert seen["echo"].llm_text == "over http"
     big = seen["big"]
     assert big.display == "x" * 40_000 and big.artifact is not None
     assert big.artifact.read_bytes() == b"x" * 40_000
-    assert progress == [{"type": "mcp_tool_progress", "progress": 1, "total": 2, "message": "step 1"},
-                        {"type": "mcp_tool_progress", "progress": 2, "total": 2}]  # fmt: skip
+    assert progress == [
+        {"type": "mcp_tool_progress", "progress": 1, "total": 2, "message": "step 1"},
+        {"type": "mcp_tool_progress", "progress": 2, "total": 2},
+    ]
     assert seen["hang"].error == "MCP tool 'hang' on server 'web' failed: timed out after 1000 ms"
     assert seen["trusted"] is False
 

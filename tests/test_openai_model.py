@@ -47,7 +47,9 @@ def make_model(base_url: str, notes: list[str] | None = None, **kwargs: Any) -> 
     return OpenAIModel(base_url, KEY, "fake-model", diagnostics=sink.append, **kwargs)
 
 
-def run(model: OpenAIModel, req: ModelRequest | None = None) -> tuple[list[ModelEvent], ModelError | None]:
+def run(
+    model: OpenAIModel, req: ModelRequest | None = None
+) -> tuple[list[ModelEvent], ModelError | None]:
     """All events of one call, and the error that ended it (if any)."""
 
     async def go() -> tuple[list[ModelEvent], ModelError | None]:
@@ -103,9 +105,15 @@ def test_text_streams_in_several_deltas_and_request_shape() -> None:
 
 
 def test_usage_from_final_chunk() -> None:
-    usage = {"prompt_tokens": 100, "completion_tokens": 5, "total_tokens": 105,
-             "prompt_tokens_details": {"cached_tokens": 40}}
-    with FakeOpenAI([{"text": "a"}, {"text": "b", "usage": usage}, {"text": "c", "usage": None}]) as f:
+    usage = {
+        "prompt_tokens": 100,
+        "completion_tokens": 5,
+        "total_tokens": 105,
+        "prompt_tokens_details": {"cached_tokens": 40},
+    }
+    with FakeOpenAI(
+        [{"text": "a"}, {"text": "b", "usage": usage}, {"text": "c", "usage": None}]
+    ) as f:
         first, second, third = (ok(make_model(f.base_url)) for _ in range(3))
     assert first[-1] == Finished(Usage(11, 3, 0, 14))
     assert second[-1] == Finished(Usage(100, 5, 40, 105))
@@ -124,11 +132,14 @@ def test_tool_call_with_fragmented_arguments() -> None:
 
 
 def test_text_then_several_tool_calls_in_index_order() -> None:
-    reply = {"text": "Let me look.", "tools": [
-        {"name": "read_file", "args": {"path": "a"}},
-        {"name": "run_shell_command", "args": {"command": "ls -la"}},
-        {"name": "list_directory", "args": {}},
-    ]}
+    reply = {
+        "text": "Let me look.",
+        "tools": [
+            {"name": "read_file", "args": {"path": "a"}},
+            {"name": "run_shell_command", "args": {"command": "ls -la"}},
+            {"name": "list_directory", "args": {}},
+        ],
+    }
     with FakeOpenAI([reply]) as fake:
         events = ok(make_model(fake.base_url), request(TOOLS))
     calls = [e for e in events if isinstance(e, ToolCall)]
@@ -300,11 +311,22 @@ def test_no_api_key_sends_no_authorization() -> None:
 
 
 def test_resolve_openai_config() -> None:
-    env = {"OPENAI_BASE_URL": "http://env:1/v1/", "OPENAI_API_KEY": "k-env", "OPENAI_MODEL": "m-env"}
+    env = {
+        "OPENAI_BASE_URL": "http://env:1/v1/",
+        "OPENAI_API_KEY": "k-env",
+        "OPENAI_MODEL": "m-env",
+    }
     assert resolve_openai_config(env, None, None, None) == ("http://env:1/v1", "k-env", "m-env")
     assert resolve_openai_config(env, "http://flag/v1", "k-flag", "m-flag") == (
-        "http://flag/v1", "k-flag", "m-flag")
-    assert resolve_openai_config({"OPENAI_MODEL": "m"}, None, "", None) == (DEFAULT_BASE_URL, None, "m")
+        "http://flag/v1",
+        "k-flag",
+        "m-flag",
+    )
+    assert resolve_openai_config({"OPENAI_MODEL": "m"}, None, "", None) == (
+        DEFAULT_BASE_URL,
+        None,
+        "m",
+    )
     with pytest.raises(OpenAIConfigError, match="OPENAI_MODEL"):
         resolve_openai_config({"OPENAI_MODEL": ""}, None, None, None)
     with pytest.raises(OpenAIConfigError, match="http"):
@@ -328,9 +350,22 @@ def test_fake_as_subprocess(tmp_path: Path) -> None:
     script.write_text(json.dumps([{"tool": "read_file", "args": {"path": "x"}}]))
     port_file, log = tmp_path / "port", tmp_path / "log.jsonl"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tests.fakes.fake_openai", "--script", str(script),
-         "--port-file", str(port_file), "--log", str(log), "--model", "sub-model"],
-        cwd=ROOT, stdout=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-m",
+            "tests.fakes.fake_openai",
+            "--script",
+            str(script),
+            "--port-file",
+            str(port_file),
+            "--log",
+            str(log),
+            "--model",
+            "sub-model",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         assert proc.stdout is not None

@@ -55,8 +55,13 @@ def test_cli_reference_covers_every_flag() -> None:
 
 def test_cli_reference_module_prints_it() -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "COLUMNS": "40"}
-    done = subprocess.run([sys.executable, "-m", "headwire.cli.docs"], capture_output=True,
-                          env=env, check=True, timeout=60)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "headwire.cli.docs"],
+        capture_output=True,
+        env=env,
+        check=True,
+        timeout=60,
+    )
     assert done.stdout.decode() == render()
 
 
@@ -66,14 +71,18 @@ def test_cli_reference_module_prints_it() -> None:
 
 def _setuptools_ok() -> bool:
     """Whether the installed setuptools satisfies ``[build-system] requires``."""
-    if importlib.util.find_spec("setuptools") is None or importlib.util.find_spec("packaging") is None:
+    if (
+        importlib.util.find_spec("setuptools") is None
+        or importlib.util.find_spec("packaging") is None
+    ):
         return False
     from importlib.metadata import version
 
     from packaging.requirements import Requirement
 
     return all(
-        Requirement(req).name != "setuptools" or Requirement(req).specifier.contains(version("setuptools"))
+        Requirement(req).name != "setuptools"
+        or Requirement(req).specifier.contains(version("setuptools"))
         for req in PYPROJECT["build-system"]["requires"]
     )
 
@@ -82,8 +91,11 @@ def _source_copy(dest: Path) -> Path:
     dest.mkdir()
     for name in ("pyproject.toml", "README.md", "CHANGELOG.md"):
         shutil.copy2(ROOT / name, dest / name)
-    shutil.copytree(ROOT / "src", dest / "src",
-                    ignore=shutil.ignore_patterns("__pycache__", "*.egg-info", "*.pyc"))  # fmt: skip
+    shutil.copytree(
+        ROOT / "src",
+        dest / "src",
+        ignore=shutil.ignore_patterns("__pycache__", "*.egg-info", "*.pyc"),
+    )
     return dest
 
 
@@ -92,9 +104,14 @@ def _build(tmp: Path) -> tuple[Path, Path]:
     src = _source_copy(tmp / "src-copy")
     dist = tmp / "dist"
     no_isolation = ["--no-isolation"] if _setuptools_ok() else []  # else pip fetches setuptools
-    done = subprocess.run([sys.executable, "-m", "build", *no_isolation, "--outdir", str(dist),
-                           str(src)], capture_output=True, text=True, timeout=240,
-                          env=_clean_env(), check=False)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "build", *no_isolation, "--outdir", str(dist), str(src)],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env=_clean_env(),
+        check=False,
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     (wheel,) = dist.glob("*.whl")
     (sdist,) = dist.glob("*.tar.gz")
@@ -104,8 +121,11 @@ def _build(tmp: Path) -> tuple[Path, Path]:
 def _clean_env(**extra: str) -> dict[str, str]:
     """This environment without ``PYTHON*`` (a ``PYTHONPATH`` to the source tree would shadow
     the installed wheel), ``OPENAI_*`` and ``HEADWIRE_*``, plus ``extra``."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("PYTHON", "OPENAI_", "HEADWIRE_", "PIP_"))}  # fmt: skip
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("PYTHON", "OPENAI_", "HEADWIRE_", "PIP_"))
+    }
     env.update(extra)
     return env
 
@@ -114,18 +134,40 @@ def _fresh_venv(tmp: Path, wheel: Path) -> Path:
     """A new virtual environment holding the wheel; dependencies come from this interpreter's
     site-packages (a ``.pth`` line), so the install is offline."""
     venv = tmp / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True,
-                   timeout=120)  # fmt: skip
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120
+    )
     python = venv / "bin" / "python"
-    purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                             capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+    purelib = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     deps = sysconfig.get_paths()["purelib"]
     Path(purelib, "_headwire_test_deps.pth").write_text(deps + "\n")
-    done = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install",
-                           "--no-deps", "--no-index", "--disable-pip-version-check",
-                           str(wheel)], capture_output=True, text=True, timeout=180,
-                          env=_clean_env(), check=False)  # fmt: skip
-    assert done.returncode == 0 and "Successfully installed" in done.stdout, done.stdout + done.stderr
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(python),
+            "install",
+            "--no-deps",
+            "--no-index",
+            "--disable-pip-version-check",
+            str(wheel),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=_clean_env(),
+        check=False,
+    )
+    assert done.returncode == 0 and "Successfully installed" in done.stdout, (
+        done.stdout + done.stderr
+    )
     return venv
 
 
@@ -147,9 +189,13 @@ def test_build_check_install_and_quick_start(tmp_path: Path) -> None:
 
     # twine check: metadata and the README render on PyPI.
     if importlib.util.find_spec("twine") is not None:
-        done = subprocess.run([sys.executable, "-m", "twine", "check", "--strict", str(sdist),
-                               str(wheel)], capture_output=True, text=True, timeout=120,
-                              check=False)  # fmt: skip
+        done = subprocess.run(
+            [sys.executable, "-m", "twine", "check", "--strict", str(sdist), str(wheel)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
         assert done.returncode == 0, done.stdout + done.stderr
 
     # The wheel's contents and metadata.
@@ -166,20 +212,34 @@ def test_build_check_install_and_quick_start(tmp_path: Path) -> None:
     assert meta["Name"] == "headwire" and meta["Version"] == headwire.__version__
     assert meta["Requires-Python"] == ">=3.11"
     assert meta["License-Expression"] == "Apache-2.0"
-    required = {re.split(r"[<>=;\[ ]", r, maxsplit=1)[0] for r in meta.get_all("Requires-Dist") or []
-                if "extra ==" not in r}  # fmt: skip
+    required = {
+        re.split(r"[<>=;\[ ]", r, maxsplit=1)[0]
+        for r in meta.get_all("Requires-Dist") or []
+        if "extra ==" not in r
+    }
     assert required == {"orjson", "httpx", "mcp"}
     assert "headwire = headwire.cli.main:main" in entry_points
 
     # A fresh environment: the console script, the version, the installed package is the wheel's.
     venv = _fresh_venv(tmp_path, wheel)
     exe = venv / "bin" / "headwire"
-    version = subprocess.run([str(exe), "--version"], capture_output=True, text=True, timeout=60,
-                             env=_clean_env(), check=True)  # fmt: skip
+    version = subprocess.run(
+        [str(exe), "--version"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=_clean_env(),
+        check=True,
+    )
     assert version.stdout.strip() == headwire.__version__
-    where = subprocess.run([str(venv / "bin" / "python"), "-c", "import headwire; print(headwire.__file__)"],
-                           capture_output=True, text=True, check=True, cwd=tmp_path,
-                           env=_clean_env()).stdout  # fmt: skip
+    where = subprocess.run(
+        [str(venv / "bin" / "python"), "-c", "import headwire; print(headwire.__file__)"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tmp_path,
+        env=_clean_env(),
+    ).stdout
     assert where.startswith(str(venv)), where
 
     # The README's Quick start, its headwire command run from the installed wheel.
@@ -188,14 +248,22 @@ def test_build_check_install_and_quick_start(tmp_path: Path) -> None:
     proj.mkdir()
     env = _clean_env(HOME=str(home), HEADWIRE_HOME=str(home / ".headwire"), LC_ALL="C")
     command = _quick_start_command().replace(".venv/bin/headwire", str(exe), 1)
-    done = subprocess.run(["bash", "-c", f"set -o pipefail; {command}"], capture_output=True,
-                          text=True, cwd=proj, env=env, timeout=120, check=False)  # fmt: skip
+    done = subprocess.run(
+        ["bash", "-c", f"set -o pipefail; {command}"],
+        capture_output=True,
+        text=True,
+        cwd=proj,
+        env=env,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     rows = [re.match(r"\s*(\d+) bytes  (.*)", line) for line in done.stdout.splitlines()]
     assert rows and all(rows), done.stdout
     sizes = {m.group(2)[:40]: int(m.group(1)) for m in rows if m}
-    (result_size,) = [size for head, size in sizes.items() if head.startswith('{"type":"user"')
-                      and size > 60_000]  # fmt: skip
+    (result_size,) = [
+        size for head, size in sizes.items() if head.startswith('{"type":"user"') and size > 60_000
+    ]
     assert 65_536 < result_size < 70_000
     assert rows[-1] and rows[-1].group(2).startswith('{"type":"result"')
     (artifact,) = (home / ".headwire" / "tmp").rglob("*.output")
@@ -211,12 +279,28 @@ def test_build_check_install_and_quick_start(tmp_path: Path) -> None:
             "text: str = project_tool_result_content('x' * 100_000)\n"
             "wrong: int = encode([])\n"
         )
-        done = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-incremental",
-                               "--python-executable", str(venv / "bin" / "python"), str(probe)],
-                              capture_output=True, text=True, cwd=tmp_path, timeout=180,
-                              env=_clean_env(MYPY_CACHE_DIR=str(tmp_path / "mypy-cache")),
-                              check=False)  # fmt: skip
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "mypy",
+                "--strict",
+                "--no-incremental",
+                "--python-executable",
+                str(venv / "bin" / "python"),
+                str(probe),
+            ],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            timeout=180,
+            env=_clean_env(MYPY_CACHE_DIR=str(tmp_path / "mypy-cache")),
+            check=False,
+        )
         out = done.stdout
         assert "missing library stubs or py.typed marker" not in out, out
-        assert 'Incompatible types in assignment (expression has type "bytes", variable has type "int")' in out, out
+        assert (
+            'Incompatible types in assignment (expression has type "bytes", '
+            'variable has type "int")' in out
+        ), out
         assert out.count("error:") == 1, out

@@ -14,7 +14,13 @@ from headwire.projection import (
 from headwire.wire import encode, encode_str, payload_bytes
 from tests.strategies import adversarial_text
 
-MARKERS = [HEADLESS_TRUNCATION_MARKER, "\n[... truncated for ACP transport ...]\n", "<cut>", "\ud800", ""]
+MARKERS = [
+    HEADLESS_TRUNCATION_MARKER,
+    "\n[... truncated for ACP transport ...]\n",
+    "<cut>",
+    "\ud800",
+    "",
+]
 
 
 def units(s: str) -> bytes:

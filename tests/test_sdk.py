@@ -41,33 +41,74 @@ def test_parses_every_message_of_the_upstream_capture() -> None:
         pytest.skip("upstream samples not available")
     import json
 
-    kinds = [type(parse_message(json.loads(line))).__name__ for line in path.read_text().splitlines()]
-    assert kinds == ["ControlResponse", "SystemMessage", "StreamEvent", "AssistantMessage",
-                     "UserMessage", "AssistantMessage", "ResultMessage"]  # fmt: skip
+    kinds = [
+        type(parse_message(json.loads(line))).__name__ for line in path.read_text().splitlines()
+    ]
+    assert kinds == [
+        "ControlResponse",
+        "SystemMessage",
+        "StreamEvent",
+        "AssistantMessage",
+        "UserMessage",
+        "AssistantMessage",
+        "ResultMessage",
+    ]
 
 
 def test_system_init() -> None:
-    msg = parse_message({"type": "system", "subtype": "init", "uuid": "s", "session_id": "s",
-                         "cwd": "/w", "tools": ["read_file"], "mcp_servers": [], "model": "m",
-                         "permission_mode": "default", "slash_commands": [],
-                         "qwen_code_version": "0.24.4", "agents": [], "new_field": 1})  # fmt: skip
+    msg = parse_message(
+        {
+            "type": "system",
+            "subtype": "init",
+            "uuid": "s",
+            "session_id": "s",
+            "cwd": "/w",
+            "tools": ["read_file"],
+            "mcp_servers": [],
+            "model": "m",
+            "permission_mode": "default",
+            "slash_commands": [],
+            "qwen_code_version": "0.24.4",
+            "agents": [],
+            "new_field": 1,
+        }
+    )
     assert isinstance(msg, SystemMessage)
-    assert (msg.subtype, msg.model, msg.version, msg.tools) == ("init", "m", "0.24.4", ["read_file"])
+    assert (msg.subtype, msg.model, msg.version, msg.tools) == (
+        "init",
+        "m",
+        "0.24.4",
+        ["read_file"],
+    )
     assert msg.raw["new_field"] == 1
     event = parse_message({"type": "system", "subtype": "task_started", "data": {"task_id": "t"}})
     assert isinstance(event, SystemMessage) and event.data == {"task_id": "t"}
 
 
 def test_assistant_blocks() -> None:
-    msg = parse_message({"type": "assistant", "uuid": "a", "session_id": "s",
-                         "parent_tool_use_id": None, "message": {
-                             "id": "a", "type": "message", "role": "assistant", "model": "m",
-                             "content": [{"type": "text", "text": "hi "},
-                                         {"type": "thinking", "thinking": "t"},
-                                         {"type": "tool_use", "id": "c", "name": "n", "input": {"x": 1}},
-                                         {"type": "text", "text": "there"},
-                                         {"type": "image", "data": "..."}],
-                             "stop_reason": None, "usage": {"input_tokens": 1}}})  # fmt: skip
+    msg = parse_message(
+        {
+            "type": "assistant",
+            "uuid": "a",
+            "session_id": "s",
+            "parent_tool_use_id": None,
+            "message": {
+                "id": "a",
+                "type": "message",
+                "role": "assistant",
+                "model": "m",
+                "content": [
+                    {"type": "text", "text": "hi "},
+                    {"type": "thinking", "thinking": "t"},
+                    {"type": "tool_use", "id": "c", "name": "n", "input": {"x": 1}},
+                    {"type": "text", "text": "there"},
+                    {"type": "image", "data": "..."},
+                ],
+                "stop_reason": None,
+                "usage": {"input_tokens": 1},
+            },
+        }
+    )
     assert isinstance(msg, AssistantMessage)
     assert msg.model == "m" and msg.text == "hi there" and msg.usage == {"input_tokens": 1}
     kinds = [type(b) for b in msg.content]
@@ -77,9 +118,18 @@ def test_assistant_blocks() -> None:
 
 
 def test_user_tool_result_and_echo() -> None:
-    msg = parse_message({"type": "user", "uuid": "u", "session_id": "s", "parent_tool_use_id": None,
-                         "message": {"role": "user", "content": [
-                             {"type": "tool_result", "tool_use_id": "c", "is_error": True}]}})  # fmt: skip
+    msg = parse_message(
+        {
+            "type": "user",
+            "uuid": "u",
+            "session_id": "s",
+            "parent_tool_use_id": None,
+            "message": {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": "c", "is_error": True}],
+            },
+        }
+    )
     assert isinstance(msg, UserMessage)
     (block,) = msg.tool_results
     assert block == ToolResultBlock("c", True, None, raw=block.raw)
@@ -88,24 +138,51 @@ def test_user_tool_result_and_echo() -> None:
 
 
 def test_results() -> None:
-    ok = parse_message({"type": "result", "subtype": "success", "uuid": "r", "session_id": "s",
-                        "is_error": False, "duration_ms": 5, "duration_api_ms": 1, "num_turns": 2,
-                        "result": "done", "usage": {}, "permission_denials": [
-                            {"tool_name": "t", "tool_use_id": "c", "tool_input": {"a": 1}}]})  # fmt: skip
+    ok = parse_message(
+        {
+            "type": "result",
+            "subtype": "success",
+            "uuid": "r",
+            "session_id": "s",
+            "is_error": False,
+            "duration_ms": 5,
+            "duration_api_ms": 1,
+            "num_turns": 2,
+            "result": "done",
+            "usage": {},
+            "permission_denials": [{"tool_name": "t", "tool_use_id": "c", "tool_input": {"a": 1}}],
+        }
+    )
     assert isinstance(ok, ResultMessage) and ok.result == "done" and ok.error is None
     assert ok.permission_denials[0].tool_input == {"a": 1}
-    bad = parse_message({"type": "result", "subtype": "error_during_execution", "is_error": True,
-                         "session_id": "s", "error": {"message": "Operation cancelled."}})  # fmt: skip
+    bad = parse_message(
+        {
+            "type": "result",
+            "subtype": "error_during_execution",
+            "is_error": True,
+            "session_id": "s",
+            "error": {"message": "Operation cancelled."},
+        }
+    )
     assert isinstance(bad, ResultMessage) and bad.error == "Operation cancelled."
     assert bad.result is None and bad.num_turns == 0
 
 
 def test_control_and_other_messages() -> None:
-    req = parse_message({"type": "control_request", "request_id": "r",
-                         "request": {"subtype": "can_use_tool", "tool_name": "x"}})  # fmt: skip
+    req = parse_message(
+        {
+            "type": "control_request",
+            "request_id": "r",
+            "request": {"subtype": "can_use_tool", "tool_name": "x"},
+        }
+    )
     assert isinstance(req, ControlRequest) and req.subtype == "can_use_tool"
-    resp = parse_message({"type": "control_response", "response": {
-        "subtype": "error", "request_id": "r", "error": {"message": "nope"}}})  # fmt: skip
+    resp = parse_message(
+        {
+            "type": "control_response",
+            "response": {"subtype": "error", "request_id": "r", "error": {"message": "nope"}},
+        }
+    )
     assert isinstance(resp, ControlResponse) and resp.error == "nope" and resp.response is None
     cancel = parse_message({"type": "control_cancel_request"})
     assert isinstance(cancel, ControlCancelRequest) and cancel.request_id is None
@@ -136,9 +213,14 @@ def _split(data: bytes, cuts: list[int]) -> list[bytes]:
     return asyncio.run(collect())
 
 
-@given(st.lists(st.binary(max_size=50).map(lambda b: b.replace(b"\n", b"")), max_size=8),
-       st.lists(st.integers(min_value=0, max_value=10_000), max_size=12), st.booleans())  # fmt: skip
-def test_split_lines_reassembles_any_chunking(lines: list[bytes], cuts: list[int], final_newline: bool) -> None:
+@given(
+    st.lists(st.binary(max_size=50).map(lambda b: b.replace(b"\n", b"")), max_size=8),
+    st.lists(st.integers(min_value=0, max_value=10_000), max_size=12),
+    st.booleans(),
+)
+def test_split_lines_reassembles_any_chunking(
+    lines: list[bytes], cuts: list[int], final_newline: bool
+) -> None:
     data = b"\n".join(lines) + (b"\n" if final_newline and lines else b"")
     expected = data.split(b"\n")
     if expected and expected[-1] == b"":
@@ -156,14 +238,40 @@ def test_stderr_tail_is_bounded() -> None:
 
 
 def test_build_args_use_qwen_code_flags() -> None:
-    opts = Options(model="m", approval_mode="yolo", max_session_turns=3, core_tools=["a", "b"],
-                   allowed_tools=["c"], include_partial_messages=True, session_id="sid",
-                   system_prompt="s", extra_args=["--debug"])  # fmt: skip
+    opts = Options(
+        model="m",
+        approval_mode="yolo",
+        max_session_turns=3,
+        core_tools=["a", "b"],
+        allowed_tools=["c"],
+        include_partial_messages=True,
+        session_id="sid",
+        system_prompt="s",
+        extra_args=["--debug"],
+    )
     assert build_args(opts) == [
-        "--input-format", "stream-json", "--output-format", "stream-json", "--channel=SDK",
-        "--model", "m", "--system-prompt", "s", "--approval-mode", "yolo",
-        "--max-session-turns", "3", "--core-tools", "a,b", "--allowed-tools", "c",
-        "--include-partial-messages", "--session-id", "sid", "--debug"]  # fmt: skip
+        "--input-format",
+        "stream-json",
+        "--output-format",
+        "stream-json",
+        "--channel=SDK",
+        "--model",
+        "m",
+        "--system-prompt",
+        "s",
+        "--approval-mode",
+        "yolo",
+        "--max-session-turns",
+        "3",
+        "--core-tools",
+        "a,b",
+        "--allowed-tools",
+        "c",
+        "--include-partial-messages",
+        "--session-id",
+        "sid",
+        "--debug",
+    ]
     assert build_args(Options(resume="r", session_id="ignored"))[-2:] == ["--resume", "r"]
     assert build_args(Options(continue_session=True))[-1] == "--continue"
 

@@ -110,9 +110,16 @@ def test_read_file_caps_characters(ctx: ToolContext, ws: Path) -> None:
 def test_read_file_errors(ctx: ToolContext, ws: Path) -> None:
     tool = ReadFileTool()
     assert tool.validate({"file_path": "rel.txt"}) == (
-        "File path must be absolute, but was relative: rel.txt. You must provide an absolute path.")
-    assert tool.validate({"file_path": str(ws / "x"), "offset": -1}) == "Offset must be a non-negative integer"
-    assert tool.validate({"file_path": str(ws / "x"), "limit": 0}) == "Limit must be a positive integer"
+        "File path must be absolute, but was relative: rel.txt. You must provide an absolute path."
+    )
+    assert (
+        tool.validate({"file_path": str(ws / "x"), "offset": -1})
+        == "Offset must be a non-negative integer"
+    )
+    assert (
+        tool.validate({"file_path": str(ws / "x"), "limit": 0})
+        == "Limit must be a positive integer"
+    )
     assert tool.validate({}) == "params must have required property 'file_path'"
     assert tool.validate({"file_path": 3}) == "params/file_path must be string"
     missing = call(tool, ctx, file_path=str(ws / "nope.txt"))
@@ -161,8 +168,12 @@ def test_write_file_create_and_overwrite(ctx: ToolContext, ws: Path) -> None:
     assert again.llm_text == f"Successfully overwrote file: {target}."
     assert "-two" in again.extra["diff"] and "+three" in again.extra["diff"]
     assert WriteFileTool().validate({"file_path": str(ws), "content": ""}) == (
-        f"Path is a directory, not a file: {ws}")
-    assert WriteFileTool().validate({"file_path": "x.txt", "content": ""}) == "File path must be absolute: x.txt"
+        f"Path is a directory, not a file: {ws}"
+    )
+    assert (
+        WriteFileTool().validate({"file_path": "x.txt", "content": ""})
+        == "File path must be absolute: x.txt"
+    )
 
 
 def test_write_file_confinement(ctx: ToolContext, ws: Path, outside: Path) -> None:
@@ -194,18 +205,36 @@ def test_edit_errors(ctx: ToolContext, ws: Path) -> None:
     zero = call(EditTool(), ctx, file_path=str(path), old_string="y = 2", new_string="z")
     assert zero.error_type == "execution_failed"
     assert zero.error is not None and zero.error.startswith(
-        f"Failed to edit, 0 occurrences found for old_string in {path}. No edits made.")
+        f"Failed to edit, 0 occurrences found for old_string in {path}. No edits made."
+    )
     assert zero.display == "Error: Failed to edit, could not find the string to replace."
     many = call(EditTool(), ctx, file_path=str(path), old_string="x = 1", new_string="x = 2")
-    assert many.error == f"Failed to edit. Found 2 occurrences for old_string in {path} but replace_all was not enabled."
-    same = call(EditTool(), ctx, file_path=str(path), old_string="x = 1", new_string="x = 1", replace_all=True)
+    assert (
+        many.error == f"Failed to edit. Found 2 occurrences for old_string in {path} "
+        "but replace_all was not enabled."
+    )
+    same = call(
+        EditTool(),
+        ctx,
+        file_path=str(path),
+        old_string="x = 1",
+        new_string="x = 1",
+        replace_all=True,
+    )
     assert same.error is not None and same.error.startswith("No changes to apply.")
     exists = call(EditTool(), ctx, file_path=str(path), old_string="", new_string="new")
     assert exists.error == f"File already exists, cannot create: {path}"
     missing = call(EditTool(), ctx, file_path=str(ws / "nope"), old_string="a", new_string="b")
     assert missing.error == f"File not found: {ws / 'nope'}"
     assert path.read_text() == "x = 1\nx = 1\n"
-    replaced = call(EditTool(), ctx, file_path=str(path), old_string="x = 1", new_string="x = 2", replace_all=True)
+    replaced = call(
+        EditTool(),
+        ctx,
+        file_path=str(path),
+        old_string="x = 1",
+        new_string="x = 2",
+        replace_all=True,
+    )
     assert replaced.error is None and path.read_text() == "x = 2\nx = 2\n"
 
 
@@ -232,7 +261,10 @@ def test_list_directory(ctx: ToolContext, ws: Path, outside: Path) -> None:
     (ws / "debug.log").write_text("x")
     (ws / ".gitignore").write_text("*.log\n")
     out = call(ListDirectoryTool(), ctx, path=str(ws))
-    assert out.llm_text == f"Listed 4 item(s) in {ws}:\n---\n[DIR] src\n.gitignore\nA.md\nb.txt\n\n(1 git-ignored)"
+    assert (
+        out.llm_text
+        == f"Listed 4 item(s) in {ws}:\n---\n[DIR] src\n.gitignore\nA.md\nb.txt\n\n(1 git-ignored)"
+    )
     assert out.display == "Listed 4 item(s) (1 git-ignored)"
     ignored = call(ListDirectoryTool(), ctx, path=str(ws), ignore=["*.md", "b.tx?"])
     assert ignored.display == "Listed 2 item(s) (1 git-ignored)"
@@ -254,8 +286,14 @@ def test_list_directory_truncates(ctx: ToolContext, ws: Path) -> None:
 
 def test_glob_matching_and_order(ctx: ToolContext, ws: Path) -> None:
     now = time.time()
-    for rel, age in (("src/new.py", 10), ("src/newer.py", 5), ("lib/b.py", 10 * 86400),
-                     ("lib/a.py", 20 * 86400), ("node_modules/x.py", 1), ("top.py", 3 * 86400)):  # fmt: skip
+    for rel, age in (
+        ("src/new.py", 10),
+        ("src/newer.py", 5),
+        ("lib/b.py", 10 * 86400),
+        ("lib/a.py", 20 * 86400),
+        ("node_modules/x.py", 1),
+        ("top.py", 3 * 86400),
+    ):
         path = ws / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("")
@@ -264,19 +302,25 @@ def test_glob_matching_and_order(ctx: ToolContext, ws: Path) -> None:
     listed = out.llm_text.split("---\n", 1)[1].splitlines()
     expected = ["src/newer.py", "src/new.py", "lib/a.py", "lib/b.py", "top.py"]
     assert listed == [str(ws / rel) for rel in expected]
-    assert out.llm_text.startswith('Found 5 file(s) matching "**/*.py" in the workspace directory, sorted by')
+    assert out.llm_text.startswith(
+        'Found 5 file(s) matching "**/*.py" in the workspace directory, sorted by'
+    )
     assert out.display == "Found 5 matching file(s)"
     top = call(GlobTool(), ctx, pattern="*.PY")
     assert top.llm_text.endswith(f"\n---\n{ws / 'top.py'}")
     scoped = call(GlobTool(), ctx, pattern="*.py", path="lib")
-    assert scoped.display == "Found 2 matching file(s)" and f"within {ws / 'lib'}" in scoped.llm_text
+    assert (
+        scoped.display == "Found 2 matching file(s)" and f"within {ws / 'lib'}" in scoped.llm_text
+    )
     none = call(GlobTool(), ctx, pattern="**/*.rs")
     assert none.llm_text == 'No files found matching pattern "**/*.rs" in the workspace directory'
     assert none.display == "No files found"
 
 
 def test_glob_confinement_and_syntax(ctx: ToolContext, ws: Path, outside: Path) -> None:
-    assert call(GlobTool(), ctx, pattern="*.txt", path=str(outside)).error_type == "execution_denied"
+    assert (
+        call(GlobTool(), ctx, pattern="*.txt", path=str(outside)).error_type == "execution_denied"
+    )
     assert call(GlobTool(), ctx, pattern="../outside/*.txt").error_type == "execution_denied"
     assert GlobTool().validate({"pattern": "  "}) == "The 'pattern' parameter cannot be empty."
     regex = compile_glob("src/**/*.{ts,tsx}", ignore_case=True)
@@ -297,7 +341,8 @@ def test_grep_search(ctx: ToolContext, ws: Path, outside: Path) -> None:
     out = call(GrepTool(), ctx, pattern="todo|secret")
     assert out.llm_text == (
         'Found 3 matches for pattern "todo|secret" in the workspace directory:\n---\n'
-        f"{ws}/src/a.py:2:TODO: one\n{ws}/src/a.py:4:last todo\n{ws}/src/b.txt:1:todo two")
+        f"{ws}/src/a.py:2:TODO: one\n{ws}/src/a.py:4:last todo\n{ws}/src/b.txt:1:todo two"
+    )
     assert out.display == "Found 3 matches"
     filtered = call(GrepTool(), ctx, pattern="todo", glob="*.txt")
     assert filtered.display == "Found 1 match" and '(filter: "*.txt")' in filtered.llm_text
@@ -320,9 +365,11 @@ def test_shell_small_output(ctx: ToolContext, ws: Path) -> None:
     (ws / "sub").mkdir()
     out = call(ShellTool(), ctx, command="echo hi; echo err >&2; printf '\\033[31mred\\033[0m'")
     assert out.display == "hi\nerr\nred"
-    assert out.llm_text == ("Command: echo hi; echo err >&2; printf '\\033[31mred\\033[0m'\n"
-                            "Directory: (root)\nOutput: hi\nerr\nred\nError: (none)\nExit Code: 0\n"
-                            "Signal: (none)\nProcess Group PGID: (none)")  # fmt: skip
+    assert out.llm_text == (
+        "Command: echo hi; echo err >&2; printf '\\033[31mred\\033[0m'\n"
+        "Directory: (root)\nOutput: hi\nerr\nred\nError: (none)\nExit Code: 0\n"
+        "Signal: (none)\nProcess Group PGID: (none)"
+    )
     assert out.error is None and out.artifact is None
     here = call(ShellTool(), ctx, command="pwd", directory=str(ws / "sub"))
     assert here.display == str(ws / "sub") and f"Directory: {ws / 'sub'}" in here.llm_text
@@ -338,15 +385,27 @@ def test_shell_failures(ctx: ToolContext, ws: Path, outside: Path) -> None:
     killed = call(ShellTool(), ctx, command="kill -9 $$")
     assert killed.display == "Command terminated by signal: 9" and "Signal: 9" in killed.llm_text
     denied = call(ShellTool(), ctx, command="ls", directory=str(outside))
-    assert denied.error == f"Directory '{outside}' is not within any of the registered workspace directories."
+    assert (
+        denied.error
+        == f"Directory '{outside}' is not within any of the registered workspace directories."
+    )
     tool = ShellTool()
     assert tool.validate({"command": "  "}) == "Command cannot be empty."
-    assert tool.validate({"command": "ls", "directory": "rel"}) == "Directory must be an absolute path."
+    assert (
+        tool.validate({"command": "ls", "directory": "rel"})
+        == "Directory must be an absolute path."
+    )
     assert tool.validate({"command": "ls", "timeout": 0}) == "params/timeout must be >= 1"
-    assert tool.validate({"command": "ls", "timeout": 600_001}) == "params/timeout must be <= 600000"
+    assert (
+        tool.validate({"command": "ls", "timeout": 600_001}) == "params/timeout must be <= 600000"
+    )
     assert tool.validate({"command": "sleep 1 &", "is_background": True}) is not None
     coerced: dict[str, Any] = {"command": "ls", "is_background": "false", "timeout": "5000"}
-    assert tool.validate(coerced) is None and coerced == {"command": "ls", "is_background": False, "timeout": 5000}
+    assert tool.validate(coerced) is None and coerced == {
+        "command": "ls",
+        "is_background": False,
+        "timeout": 5000,
+    }
 
 
 def test_shell_large_output_saved_byte_exact(ctx: ToolContext) -> None:
@@ -358,20 +417,36 @@ def test_shell_large_output_saved_byte_exact(ctx: ToolContext) -> None:
     assert hashlib.sha256(saved).hexdigest() == hashlib.sha256(expected).hexdigest()
     assert stat.S_IMODE(out.artifact.stat().st_mode) == 0o600
     assert out.display == "x" * 499998 + "\n" + SAVED_FOOTER + str(out.artifact)
-    assert out.llm_text.startswith("Tool output was too large and has been truncated.\n"
-                                   f"The full output has been saved to: {out.artifact}\n"
-                                   "To read the complete output, use the read_file tool")  # fmt: skip
-    assert out.llm_text.endswith("xxx\nError: (none)\nExit Code: 0\nSignal: (none)\nProcess Group PGID: (none)")
+    assert out.llm_text.startswith(
+        "Tool output was too large and has been truncated.\n"
+        f"The full output has been saved to: {out.artifact}\n"
+        "To read the complete output, use the read_file tool"
+    )
+    assert out.llm_text.endswith(
+        "xxx\nError: (none)\nExit Code: 0\nSignal: (none)\nProcess Group PGID: (none)"
+    )
     assert len(out.llm_text) < 5_000 and out.error is None
 
 
 def test_shell_envelope_matches_upstream_sample_size() -> None:
     """The recorded upstream run: 4,557 characters of JSON text parts for this exact call."""
     command = "python3 -c \"print('x'*499998)\""
-    llm = "\n".join([f"Command: {command}", "Directory: (root)", "Output: " + "x" * 499998,
-                     "Error: (none)", "Exit Code: 0", "Signal: (none)", "Process Group PGID: (none)"])  # fmt: skip
-    path = Path("/sample/upstream-runs/shell-stream-json/home/.qwen/tmp/" + "7" * 64
-                + "/run_shell_command_580b59ead172.output")  # fmt: skip
+    llm = "\n".join(
+        [
+            f"Command: {command}",
+            "Directory: (root)",
+            "Output: " + "x" * 499998,
+            "Error: (none)",
+            "Exit Code: 0",
+            "Signal: (none)",
+            "Process Group PGID: (none)",
+        ]
+    )
+    path = Path(
+        "/sample/upstream-runs/shell-stream-json/home/.qwen/tmp/"
+        + "7" * 64
+        + "/run_shell_command_580b59ead172.output"
+    )
     text = truncated_envelope(llm, path)
     assert len(json.dumps([{"type": "text", "text": text}])) == 4557
     assert "\nTruncated part of the output:\nCommand: " in text
@@ -414,14 +489,18 @@ def test_shell_timeout_kills_process_group(ctx: ToolContext) -> None:
 
 def test_shell_cancellation_kills_process_group(ctx: ToolContext) -> None:
     async def scenario() -> ToolOutcome:
-        task = asyncio.ensure_future(ShellTool().run({"command": "sleep 30 & echo $!; sleep 30"}, ctx))
+        task = asyncio.ensure_future(
+            ShellTool().run({"command": "sleep 30 & echo $!; sleep 30"}, ctx)
+        )
         await asyncio.sleep(0.4)
         ctx.cancelled.set()
         return await asyncio.wait_for(task, 5)
 
     out = run(scenario())
     assert out.error_type == "cancelled"
-    assert out.llm_text.startswith("Command was cancelled by user before it could complete. Below is")
+    assert out.llm_text.startswith(
+        "Command was cancelled by user before it could complete. Below is"
+    )
     assert _gone(int((out.display or "").strip()))
     again = run(ShellTool().run({"command": "echo never"}, ctx))
     assert again.llm_text == "Command was cancelled by user before it could start."
@@ -447,7 +526,9 @@ def test_shell_does_not_block_event_loop(ctx: ToolContext) -> None:
 
 
 def test_shell_background(ctx: ToolContext, ws: Path) -> None:
-    out = call(ShellTool(), ctx, command="echo started; sleep 0.2; echo finished", is_background=True)
+    out = call(
+        ShellTool(), ctx, command="echo started; sleep 0.2; echo finished", is_background=True
+    )
     assert out.llm_text.startswith("Background shell started.\nid: bg_")
     assert out.artifact is not None
     deadline = time.monotonic() + 5
@@ -496,9 +577,15 @@ def test_approval_matrix() -> None:
     assert not shell.needs_approval({"command": "cat README.md"}, "plan")
     assert shell.needs_approval({"command": "cat x; rm y"}, "plan")
     kinds = {name: tools[name].kind for name in tools}
-    assert kinds == {"read_file": "read", "list_directory": "search", "glob": "search",
-                     "grep_search": "search", "write_file": "edit", "edit": "edit",
-                     "run_shell_command": "execute"}  # fmt: skip
+    assert kinds == {
+        "read_file": "read",
+        "list_directory": "search",
+        "glob": "search",
+        "grep_search": "search",
+        "write_file": "edit",
+        "edit": "edit",
+        "run_shell_command": "execute",
+    }
 
 
 class FakeMcpTool(GlobTool):
@@ -516,14 +603,23 @@ def test_select_tools() -> None:
     assert _names(select_tools(tools, ls_enabled=True)) == sorted(t.name for t in tools)
     core = select_tools(tools, core=["run_shell_command(git status)", "ReadFileTool", "ListFiles"])
     assert _names(core) == ["list_directory", "mcp__srv__lookup", "read_file", "run_shell_command"]
-    assert _names(select_tools(tools, core=["ShellTool"])) == ["mcp__srv__lookup", "run_shell_command"]
+    assert _names(select_tools(tools, core=["ShellTool"])) == [
+        "mcp__srv__lookup",
+        "run_shell_command",
+    ]
     assert _names(select_tools(tools, core=["Bash"])) == ["mcp__srv__lookup", "run_shell_command"]
     no_shell = _names(select_tools(tools, exclude=["ShellTool"]))
     assert "run_shell_command" not in no_shell and "edit" in no_shell
-    assert "run_shell_command" in _names(select_tools(tools, exclude=["run_shell_command(rm -rf *)"]))
-    assert _names(select_tools(tools, exclude=["edit", "read_file", "mcp__srv"])) == ["run_shell_command"]
+    assert "run_shell_command" in _names(
+        select_tools(tools, exclude=["run_shell_command(rm -rf *)"])
+    )
+    assert _names(select_tools(tools, exclude=["edit", "read_file", "mcp__srv"])) == [
+        "run_shell_command"
+    ]
     assert _names(select_tools(tools, core=["edit", "write_file"], exclude=["write_file"])) == [
-        "edit", "mcp__srv__lookup"]
+        "edit",
+        "mcp__srv__lookup",
+    ]
     assert canonical_name("replace") == "edit" and canonical_name("SearchFiles") == "grep_search"
 
 
@@ -532,4 +628,3 @@ def test_every_tool_has_a_consistent_schema() -> None:
         schema = tool.parameters
         assert schema["type"] == "object" and set(schema["required"]) <= set(schema["properties"])
         assert tool.description and tool.display_name
-

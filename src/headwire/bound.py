@@ -140,7 +140,8 @@ class BoundStats:
     malformed_lines: int = 0
 
     def summary(self) -> str:
-        """One line, e.g. ``3 lines, 1 bounded (1 field: 500002 -> 65536 JSON bytes), 0 malformed``."""
+        """One line, e.g.
+        ``3 lines, 1 bounded (1 field: 500002 -> 65536 JSON bytes), 0 malformed``."""
         fields = "field" if self.bounded_fields == 1 else "fields"
         return (
             f"{self.lines} lines, {self.bounded_lines} bounded "
@@ -213,7 +214,8 @@ def project_text_block_list(blocks: list[Any]) -> list[Any]:
       each text gets ``65,536 - skeleton`` payload bytes in all, where the skeleton
       (``[]``, 25 bytes per empty block, 1 per comma) is what the list costs with empty texts;
     * each text first reserves ``min(its size, 46)`` (the payload of
-      ``HEADLESS_TRUNCATION_MARKER``), then the rest is water-filled (:func:`~headwire.projection.acp.allocate_payload_budgets`):
+      ``HEADLESS_TRUNCATION_MARKER``), then the rest is water-filled
+      (:func:`~headwire.projection.acp.allocate_payload_budgets`):
       small texts stay whole and large ones share the remainder evenly, the lower indices
       taking the odd bytes; a text over its share becomes the usual 20% head + marker +
       80% tail preview;

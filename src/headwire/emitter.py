@@ -65,14 +65,19 @@ class ToolResultEmitter:
     new_uuid: Callable[[], str]
     permission_denials: list[JsonDict] = field(default_factory=list)
 
-    def tool_result(self, response: ToolResponse, parent_tool_use_id: str | None = None) -> JsonDict:
+    def tool_result(
+        self, response: ToolResponse, parent_tool_use_id: str | None = None
+    ) -> JsonDict:
         """The ``user`` message carrying ``response`` on every headless wire, projected."""
         is_error = response.error is not None or bool(response.part_error)
         if response.error is not None and response.error_type == EXECUTION_DENIED:
             self.permission_denials.append(
-                {"tool_name": response.name, "tool_use_id": response.call_id,
-                 "tool_input": response.args}
-            )  # fmt: skip
+                {
+                    "tool_name": response.name,
+                    "tool_use_id": response.call_id,
+                    "tool_input": response.args,
+                }
+            )
         selected = select_display(response)
         content = None if selected is None else project_tool_result_content(selected)
         block = tool_result_block(response.call_id, is_error, content)

@@ -20,20 +20,40 @@ def run_acp_session(tmp: Path, server_name: str, tool: str, size: int) -> list[d
     home, proj = tmp / "home", tmp / "proj"
     home.mkdir(parents=True)
     proj.mkdir(parents=True)
-    script = write_script(tmp / "script.jsonl", [
-        {"tool": f"mcp__{server_name}__{tool}", "args": {"n": size}}, {"text": "done"},
-    ])  # fmt: skip
+    script = write_script(
+        tmp / "script.jsonl",
+        [
+            {"tool": f"mcp__{server_name}__{tool}", "args": {"n": size}},
+            {"text": "done"},
+        ],
+    )
     requests = [
         {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}},
-        {"jsonrpc": "2.0", "id": 2, "method": "session/new",
-         "params": {"cwd": str(proj), "mcpServers": [
-             {"name": server_name, "command": sys.executable, "args": [str(SERVER)], "env": []}]}},
-    ]  # fmt: skip
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "session/new",
+            "params": {
+                "cwd": str(proj),
+                "mcpServers": [
+                    {
+                        "name": server_name,
+                        "command": sys.executable,
+                        "args": [str(SERVER)],
+                        "env": [],
+                    }
+                ],
+            },
+        },
+    ]
     proc = subprocess.Popen(
         [sys.executable, "-m", "headwire", "--acp", "--yolo", "--script", str(script)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=proj,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=proj,
         env=env_for(home),
-    )  # fmt: skip
+    )
     assert proc.stdin is not None and proc.stdout is not None
     frames: list[dict[str, Any]] = []
 
@@ -52,8 +72,17 @@ def run_acp_session(tmp: Path, server_name: str, tool: str, size: int) -> list[d
         proc.stdin.flush()
         assert "result" in until(request["id"]), frames[-1]
     session_id = frames[-1]["result"]["sessionId"]
-    proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": {
-        "sessionId": session_id, "prompt": [{"type": "text", "text": "go"}]}}).encode() + b"\n")  # fmt: skip
+    proc.stdin.write(
+        json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": 3,
+                "method": "session/prompt",
+                "params": {"sessionId": session_id, "prompt": [{"type": "text", "text": "go"}]},
+            }
+        ).encode()
+        + b"\n"
+    )
     proc.stdin.flush()
     assert until(3)["result"]["stopReason"] == "end_turn"
     proc.stdin.close()
@@ -62,9 +91,13 @@ def run_acp_session(tmp: Path, server_name: str, tool: str, size: int) -> list[d
 
 
 def completed_update(frames: list[dict[str, Any]]) -> dict[str, Any]:
-    updates = [f["params"]["update"] for f in frames if f.get("method") == "session/update"
-               and f["params"]["update"]["sessionUpdate"] == "tool_call_update"
-               and f["params"]["update"].get("status") == "completed"]  # fmt: skip
+    updates = [
+        f["params"]["update"]
+        for f in frames
+        if f.get("method") == "session/update"
+        and f["params"]["update"]["sessionUpdate"] == "tool_call_update"
+        and f["params"]["update"].get("status") == "completed"
+    ]
     assert len(updates) == 1, updates
     return updates[0]
 

@@ -42,8 +42,9 @@ class Client:
         self.raw: list[dict[str, Any]] = []
         self.permissions: list[Any] = []
 
-    async def request_permission(self, options: Any, session_id: str, tool_call: Any,
-                                 **kwargs: Any) -> Any:  # fmt: skip
+    async def request_permission(
+        self, options: Any, session_id: str, tool_call: Any, **kwargs: Any
+    ) -> Any:
         self.permissions.append((options, tool_call))
         return schema.RequestPermissionResponse(
             outcome=schema.AllowedOutcome(option_id="proceed_once", outcome="selected")
@@ -63,9 +64,17 @@ class Client:
 
 def _spawn(client: Client, script: Path, tmp: Path) -> Any:
     return acp.spawn_agent_process(
-        client, sys.executable, "-m", "headwire", "--acp", "--script", str(script),
-        env=env_for(tmp / "home"), cwd=str(tmp / "proj"), observers=[client.observe],
-    )  # fmt: skip
+        client,
+        sys.executable,
+        "-m",
+        "headwire",
+        "--acp",
+        "--script",
+        str(script),
+        env=env_for(tmp / "home"),
+        cwd=str(tmp / "proj"),
+        observers=[client.observe],
+    )
 
 
 async def _until(check: Callable[[], bool], timeout: float = 20.0) -> None:
@@ -111,8 +120,13 @@ def _alive(pid: int) -> bool:
 
 
 def _completed(raw: list[dict[str, Any]], call_id: str) -> dict[str, Any]:
-    [update] = [u for u in raw if u.get("sessionUpdate") == "tool_call_update"
-                and u.get("toolCallId") == call_id and u.get("status") in ("completed", "failed")]  # fmt: skip
+    [update] = [
+        u
+        for u in raw
+        if u.get("sessionUpdate") == "tool_call_update"
+        and u.get("toolCallId") == call_id
+        and u.get("status") in ("completed", "failed")
+    ]
     return update
 
 
@@ -124,8 +138,9 @@ def _expected(home: Path, call_id: str) -> dict[str, Any]:
         if record.get("type") == "tool_result" and record.get("call_id") == call_id:
             failed = bool(record["is_error"])
             text = record["error"] if failed else record["message"]["content"]
-            unprojected = tool_call_result(call_id, record["name"], SHELL, failed=failed, text=text,
-                                           display=record["display"])  # fmt: skip
+            unprojected = tool_call_result(
+                call_id, record["name"], SHELL, failed=failed, text=text, display=record["display"]
+            )
             assert record["display"].startswith(BIG_OUTPUT.decode().rstrip("\n"))  # lossless
             return project_acp_tool_call_update(unprojected)
     raise AssertionError(f"no recorded result for {call_id}")
@@ -180,7 +195,10 @@ async def _first_process(tmp: Path, script: Path) -> tuple[str, str, dict[str, A
         assert init.protocol_version == 1
         caps = init.agent_capabilities
         assert caps.load_session is True
-        assert (caps.prompt_capabilities.image, caps.prompt_capabilities.embedded_context) == (False, True)
+        assert (caps.prompt_capabilities.image, caps.prompt_capabilities.embedded_context) == (
+            False,
+            True,
+        )
         assert (caps.mcp_capabilities.http, caps.mcp_capabilities.sse) == (True, False)
         assert init.agent_info.name == "headwire" and init.auth_methods == []
 
@@ -202,8 +220,10 @@ async def _first_process(tmp: Path, script: Path) -> tuple[str, str, dict[str, A
         _check_shapes(client.raw, big_id)
         kinds = [u.session_update for u in client.updates]
         assert kinds.count("available_commands_update") == 1
-        assert any(u.session_update == "agent_message_chunk" and u.content.text == "done"
-                   for u in client.updates)  # fmt: skip
+        assert any(
+            u.session_update == "agent_message_chunk" and u.content.text == "done"
+            for u in client.updates
+        )
 
         # 2. cancelled while the tool runs: the prompt answers "cancelled", the sleep is gone
         seen = len(client.raw)
@@ -215,22 +235,30 @@ async def _first_process(tmp: Path, script: Path) -> tuple[str, str, dict[str, A
         answer = await asyncio.wait_for(prompt, 15)
         assert answer.stop_reason == "cancelled"
         await _until(lambda: not _alive(sleep_pid), timeout=5)
-        sleep_id = next(u["toolCallId"] for u in client.raw[seen:] if u.get("sessionUpdate") == "tool_call")
+        sleep_id = next(
+            u["toolCallId"] for u in client.raw[seen:] if u.get("sessionUpdate") == "tool_call"
+        )
         failed = _completed(client.raw, sleep_id)
         assert failed["status"] == "failed"
         return sid, sleep_id, done
 
 
-async def _second_process(tmp: Path, script: Path, sid: str, sleep_id: str,
-                          live_done: dict[str, Any]) -> None:  # fmt: skip
+async def _second_process(
+    tmp: Path, script: Path, sid: str, sleep_id: str, live_done: dict[str, Any]
+) -> None:
     client = Client()
     async with _spawn(client, script, tmp) as (conn, _proc):
         await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
         loaded = await conn.load_session(cwd=str(tmp / "proj"), session_id=sid, mcp_servers=[])
         assert loaded.modes.current_mode_id == "default"
-        await _until(lambda: any(u.get("toolCallId") == sleep_id and u.get("status") == "failed"
-                                 for u in client.raw))  # fmt: skip
-        users = [u["content"]["text"] for u in client.raw if u["sessionUpdate"] == "user_message_chunk"]
+        await _until(
+            lambda: any(
+                u.get("toolCallId") == sleep_id and u.get("status") == "failed" for u in client.raw
+            )
+        )
+        users = [
+            u["content"]["text"] for u in client.raw if u["sessionUpdate"] == "user_message_chunk"
+        ]
         assert users == ["run the big command", "sleep"]
         replayed = _completed(client.raw, live_done["toolCallId"])
         _check_bounded(replayed)
@@ -241,18 +269,23 @@ async def _second_process(tmp: Path, script: Path, sid: str, sleep_id: str,
         # the loaded session goes on where it stopped
         answer = await conn.prompt(session_id=sid, prompt=[acp.text_block("and now?")])
         assert answer.stop_reason == "end_turn"
-        assert any(u.session_update == "agent_message_chunk" and u.content.text == "after load"
-                   for u in client.updates)  # fmt: skip
+        assert any(
+            u.session_update == "agent_message_chunk" and u.content.text == "after load"
+            for u in client.updates
+        )
 
 
 def test_acp_session_with_the_sdk_client(tmp_path: Path) -> None:
     (tmp_path / "home").mkdir()
     (tmp_path / "proj").mkdir()
-    script = write_script(tmp_path / "script.jsonl", [
-        {"tool": "run_shell_command", "args": {"command": BIG_COMMAND}},
-        {"text": "done"},
-        {"tool": "run_shell_command", "args": {"command": "sleep 30"}},
-        {"text": "after load"},
-    ])  # fmt: skip
+    script = write_script(
+        tmp_path / "script.jsonl",
+        [
+            {"tool": "run_shell_command", "args": {"command": BIG_COMMAND}},
+            {"text": "done"},
+            {"tool": "run_shell_command", "args": {"command": "sleep 30"}},
+            {"text": "after load"},
+        ],
+    )
     sid, sleep_id, done = asyncio.run(_first_process(tmp_path, script))
     asyncio.run(_second_process(tmp_path, script, sid, sleep_id, done))

@@ -18,14 +18,21 @@ def test_raw_stdio_framing(tmp_path: Path) -> None:
     home, proj = tmp_path / "home", tmp_path / "proj"
     home.mkdir()
     proj.mkdir()
-    script = write_script(tmp_path / "script.jsonl", [
-        {"tool": "run_shell_command", "args": {"command": BIG_COMMAND}}, {"text": "done"},
-    ])  # fmt: skip
+    script = write_script(
+        tmp_path / "script.jsonl",
+        [
+            {"tool": "run_shell_command", "args": {"command": BIG_COMMAND}},
+            {"text": "done"},
+        ],
+    )
     proc = subprocess.Popen(
         [sys.executable, "-m", "headwire", "--experimental-acp", "--yolo", "--script", str(script)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=proj,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=proj,
         env=env_for(home),
-    )  # fmt: skip
+    )
     assert proc.stdin is not None and proc.stdout is not None
 
     def send(raw: bytes) -> None:
@@ -60,19 +67,42 @@ def test_raw_stdio_framing(tmp_path: Path) -> None:
     assert missing["code"] == -32601 and missing["data"] == {"method": "session/fork"}
     send(b'{"jsonrpc":"2.0","id":12,"method":"session/new","params":{"cwd":42}}')
     assert read_until(12)["error"]["code"] == -32602
-    huge = json.dumps({"jsonrpc": "2.0", "id": 13, "method": "session/prompt",
-                       "params": {"sessionId": "nope",
-                                  "prompt": [{"type": "text", "text": "z" * 3_000_000}]}})  # fmt: skip
+    huge = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 13,
+            "method": "session/prompt",
+            "params": {"sessionId": "nope", "prompt": [{"type": "text", "text": "z" * 3_000_000}]},
+        }
+    )
     send(huge.encode())  # a 3 MB line is read whole
     assert read_until(13)["error"]["code"] == -32602
 
-    send(json.dumps({"jsonrpc": "2.0", "id": 14, "method": "session/new",
-                     "params": {"cwd": str(proj), "mcpServers": []}}).encode())  # fmt: skip
+    send(
+        json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": 14,
+                "method": "session/new",
+                "params": {"cwd": str(proj), "mcpServers": []},
+            }
+        ).encode()
+    )
     new = read_until(14)["result"]
     assert new["modes"]["currentModeId"] == "yolo"
-    send(json.dumps({"jsonrpc": "2.0", "id": 15.5, "method": "session/prompt",
-                     "params": {"sessionId": new["sessionId"],
-                                "prompt": [{"type": "text", "text": "big"}]}}).encode())  # fmt: skip
+    send(
+        json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": 15.5,
+                "method": "session/prompt",
+                "params": {
+                    "sessionId": new["sessionId"],
+                    "prompt": [{"type": "text", "text": "big"}],
+                },
+            }
+        ).encode()
+    )
     assert read_until(15.5)["result"] == {"stopReason": "end_turn"}
     proc.stdin.close()
     rest, err = proc.stdout.read(), proc.stderr.read() if proc.stderr else b""

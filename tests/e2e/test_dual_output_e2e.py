@@ -25,11 +25,20 @@ def events(raw: bytes) -> list[dict[str, Any]]:
 def check_sidecar(evs: list[dict[str, Any]]) -> None:
     assert evs[0]["type"] == "system" and evs[0]["subtype"] == "session_start"
     data = evs[0]["data"]
-    assert data["protocol_version"] == 2 and data["version"] and "stream_event" in data["supported_events"]
+    assert (
+        data["protocol_version"] == 2
+        and data["version"]
+        and "stream_event" in data["supported_events"]
+    )
     assert evs[-1]["subtype"] == "session_end"
     assert [e.get("subtype") for e in evs].count("session_end") == 1
-    results = [b for e in evs if e["type"] == "user" for b in e["message"]["content"]
-               if b["type"] == "tool_result"]  # fmt: skip
+    results = [
+        b
+        for e in evs
+        if e["type"] == "user"
+        for b in e["message"]["content"]
+        if b["type"] == "tool_result"
+    ]
     assert results and all(len(encode(b["content"])) <= 65_536 for b in results)
     assert HEADLESS_TRUNCATION_MARKER in results[0]["content"]
     kinds = {e["event"]["type"] for e in evs if e["type"] == "stream_event"}
@@ -70,9 +79,13 @@ def test_json_fd(tmp_path: Path) -> None:
     proj.mkdir()
     proc = subprocess.Popen(
         [sys.executable, "-m", "headwire", *BASE, "--json-fd", str(write_end)],
-        cwd=proj, env=env_for(home), pass_fds=(write_end,), stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-    )  # fmt: skip
+        cwd=proj,
+        env=env_for(home),
+        pass_fds=(write_end,),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+    )
     os.close(write_end)
     with os.fdopen(read_end, "rb") as f:
         data = f.read()
@@ -91,7 +104,9 @@ def test_bad_descriptors_are_usage_errors(tmp_path: Path) -> None:
 
 
 def test_a_reader_that_never_reads_does_not_slow_the_agent(tmp_path: Path) -> None:
-    turns = [{"tool": "run_shell_command", "args": {"command": BIG_COMMAND}}] * 20 + [{"text": "done"}]
+    turns = [{"tool": "run_shell_command", "args": {"command": BIG_COMMAND}}] * 20 + [
+        {"text": "done"}
+    ]
     script = str(write_script(tmp_path / "s.jsonl", turns))
     args = ["--script", script, "--yolo", "-o", "text", "-p", "go"]
     started = time.monotonic()
@@ -121,11 +136,27 @@ def test_input_file_answers_permission_requests(tmp_path: Path) -> None:
     home.mkdir()
     proj.mkdir()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "headwire", "--model", "scripted:demo", "-o", "text", "-p", "go",
-         "--json-file", str(out), "--input-file", str(commands)],
-        cwd=proj, env=env_for(home), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        [
+            sys.executable,
+            "-m",
+            "headwire",
+            "--model",
+            "scripted:demo",
+            "-o",
+            "text",
+            "-p",
+            "go",
+            "--json-file",
+            str(out),
+            "--input-file",
+            str(commands),
+        ],
+        cwd=proj,
+        env=env_for(home),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         stdin=subprocess.DEVNULL,
-    )  # fmt: skip
+    )
     request_id = None
     deadline = time.monotonic() + 30
     while request_id is None and time.monotonic() < deadline:
@@ -134,15 +165,21 @@ def test_input_file_answers_permission_requests(tmp_path: Path) -> None:
             if e["type"] == "control_request":
                 request_id = e["request_id"]
     assert request_id is not None
-    commands.write_text("not json\n" + json.dumps({"type": "confirmation_response",
-                        "request_id": request_id, "allowed": True}) + "\n")  # fmt: skip
+    commands.write_text(
+        "not json\n"
+        + json.dumps({"type": "confirmation_response", "request_id": request_id, "allowed": True})
+        + "\n"
+    )
     stdout, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 0, stderr
     assert stdout == b"done\n"
     evs = events(out.read_bytes())
     responses = [e for e in evs if e["type"] == "control_response"]
-    assert responses[0]["response"] == {"subtype": "success", "request_id": request_id,
-                                        "response": {"allowed": True}}  # fmt: skip
+    assert responses[0]["response"] == {
+        "subtype": "success",
+        "request_id": request_id,
+        "response": {"allowed": True},
+    }
     results = [b for e in evs if e["type"] == "user" for b in e["message"]["content"]]
     assert results[0]["is_error"] is False
     assert b"line 1: not valid JSON" in stderr

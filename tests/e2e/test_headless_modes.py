@@ -82,8 +82,9 @@ def test_stream_json_matches_upstream(tmp_path: Path, flags: list[str], sample: 
 
 
 def test_positional_prompt_and_stdin(tmp_path: Path) -> None:
-    proc = run_cli(["--model", "scripted:demo", "--yolo", "-o", "stream-json", "say", "done"],
-                   tmp_path)  # fmt: skip
+    proc = run_cli(
+        ["--model", "scripted:demo", "--yolo", "-o", "stream-json", "say", "done"], tmp_path
+    )
     assert proc.returncode == 0, proc.stderr
     assert message_shapes(proc.stdout) == upstream_shapes()["shell-stream-json-positional"]
     proc = run_cli(["--model", "scripted:done", "-o", "text"], tmp_path, stdin=b"hello\n")
@@ -98,14 +99,30 @@ def test_default_mode_denies_and_reports(tmp_path: Path) -> None:
     assert block["is_error"] is True
     assert "requires user approval" in block["content"]
     denials = messages[-1]["permission_denials"]
-    assert denials == [{"tool_name": "run_shell_command", "tool_use_id": denials[0]["tool_use_id"],
-                        "tool_input": messages[1]["message"]["content"][0]["input"]}]  # fmt: skip
+    assert denials == [
+        {
+            "tool_name": "run_shell_command",
+            "tool_use_id": denials[0]["tool_use_id"],
+            "tool_input": messages[1]["message"]["content"][0]["input"],
+        }
+    ]
     assert artifacts(proc.home) == []
 
 
 def test_allowed_tools_runs_without_asking(tmp_path: Path) -> None:
-    proc = run_cli(["--model", "scripted:demo", "-o", "json", "--allowed-tools",
-                    "run_shell_command", "-p", "go"], tmp_path)  # fmt: skip
+    proc = run_cli(
+        [
+            "--model",
+            "scripted:demo",
+            "-o",
+            "json",
+            "--allowed-tools",
+            "run_shell_command",
+            "-p",
+            "go",
+        ],
+        tmp_path,
+    )
     messages = json.loads(proc.stdout)
     assert tool_results(messages)[0]["is_error"] is False
     assert messages[-1]["permission_denials"] == []
@@ -114,8 +131,20 @@ def test_allowed_tools_runs_without_asking(tmp_path: Path) -> None:
 def test_resume_continues_the_recorded_conversation(tmp_path: Path) -> None:
     first = run_cli([*BASE, "-o", "json"], tmp_path)
     session = json.loads(first.stdout)[0]["session_id"]
-    again = run_cli(["--model", "scripted:demo", "--yolo", "-o", "json", "--resume", session,
-                     "-p", "and again"], tmp_path)  # fmt: skip
+    again = run_cli(
+        [
+            "--model",
+            "scripted:demo",
+            "--yolo",
+            "-o",
+            "json",
+            "--resume",
+            session,
+            "-p",
+            "and again",
+        ],
+        tmp_path,
+    )
     assert again.returncode == 0, again.stderr
     messages = json.loads(again.stdout)
     assert messages[0]["session_id"] == session

@@ -31,8 +31,9 @@ def server_entry(*mode: str) -> dict[str, Any]:
 
 
 def base_args(tmp: Path) -> list[str]:
-    script = write_script(tmp / "script.jsonl",
-                          [{"tool": "mcp__bigout__big_output", "args": {}}, {"text": "done"}])  # fmt: skip
+    script = write_script(
+        tmp / "script.jsonl", [{"tool": "mcp__bigout__big_output", "args": {}}, {"text": "done"}]
+    )
     return ["--script", str(script), "--yolo", "-p", PROMPT]
 
 
@@ -70,14 +71,19 @@ def test_json_mode_with_mcp_config_matches_upstream(tmp_path: Path) -> None:
 def test_stream_json_with_settings_file_and_a_failing_server(tmp_path: Path) -> None:
     settings = tmp_path / "home" / ".headwire" / "settings.json"
     settings.parent.mkdir(parents=True)
-    settings.write_text(json.dumps({"mcpServers": {
-        "bigout": server_entry(), "broken": server_entry("fail-startup")}}))  # fmt: skip
+    settings.write_text(
+        json.dumps(
+            {"mcpServers": {"bigout": server_entry(), "broken": server_entry("fail-startup")}}
+        )
+    )
     proc = run_cli([*base_args(tmp_path), "-o", "stream-json"], tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert message_shapes(proc.stdout) == upstream_shapes()["mcp-stream-json"]
     messages = proc.lines()
-    assert messages[0]["mcp_servers"] == [{"name": "bigout", "status": "connected"},
-                                          {"name": "broken", "status": "failed"}]  # fmt: skip
+    assert messages[0]["mcp_servers"] == [
+        {"name": "bigout", "status": "connected"},
+        {"name": "broken", "status": "failed"},
+    ]
     assert not any(t.startswith("mcp__broken__") for t in messages[0]["tools"])
     check_result(proc, messages)
     assert "MCP server 'broken' failed to start" in proc.stderr
@@ -85,14 +91,31 @@ def test_stream_json_with_settings_file_and_a_failing_server(tmp_path: Path) -> 
 
 
 def test_progress_notifications_become_tool_progress_events(tmp_path: Path) -> None:
-    script = write_script(tmp_path / "p.jsonl",
-                          [{"tool": "mcp__bigout__progress", "args": {}}, {"text": "done"}])  # fmt: skip
+    script = write_script(
+        tmp_path / "p.jsonl", [{"tool": "mcp__bigout__progress", "args": {}}, {"text": "done"}]
+    )
     config = json.dumps({"mcpServers": {"bigout": server_entry()}})
-    proc = run_cli(["--script", str(script), "--yolo", "-o", "stream-json",
-                    "--include-partial-messages", "--mcp-config", config, "-p", "go"], tmp_path)  # fmt: skip
+    proc = run_cli(
+        [
+            "--script",
+            str(script),
+            "--yolo",
+            "-o",
+            "stream-json",
+            "--include-partial-messages",
+            "--mcp-config",
+            config,
+            "-p",
+            "go",
+        ],
+        tmp_path,
+    )
     assert proc.returncode == 0, proc.stderr
-    progress = [m for m in proc.lines() if m["type"] == "stream_event"
-                and m["event"]["type"] == "tool_progress"]  # fmt: skip
+    progress = [
+        m
+        for m in proc.lines()
+        if m["type"] == "stream_event" and m["event"]["type"] == "tool_progress"
+    ]
     assert progress, proc.stdout[:2000]
     event = progress[0]["event"]
     assert progress[0]["parent_tool_use_id"] is None
@@ -100,23 +123,39 @@ def test_progress_notifications_become_tool_progress_events(tmp_path: Path) -> N
     assert list(event) == ["type", "tool_use_id", "content"]
 
 
-INIT = {"type": "control_request", "request_id": "req-init-1",
-        "request": {"subtype": "initialize", "hooks": None}}  # fmt: skip
-USER = {"type": "user", "session_id": "", "message": {"role": "user", "content": PROMPT},
-        "parent_tool_use_id": None}  # fmt: skip
+INIT = {
+    "type": "control_request",
+    "request_id": "req-init-1",
+    "request": {"subtype": "initialize", "hooks": None},
+}
+USER = {
+    "type": "user",
+    "session_id": "",
+    "message": {"role": "user", "content": PROMPT},
+    "parent_tool_use_id": None,
+}
 
 
 @pytest.mark.parametrize(
     ("flags", "stdin_lines", "sample"),
     [
-        (["--output-format", "stream-json", "--include-partial-messages"], [],
-         "mcp-stream-json-partial"),
-        (["--input-format", "stream-json", "--output-format", "stream-json"], [USER],
-         "mcp-persistent"),
-        (["--input-format", "stream-json", "--output-format", "stream-json"], [INIT, USER],
-         "mcp-persistent-sdk"),
+        (
+            ["--output-format", "stream-json", "--include-partial-messages"],
+            [],
+            "mcp-stream-json-partial",
+        ),
+        (
+            ["--input-format", "stream-json", "--output-format", "stream-json"],
+            [USER],
+            "mcp-persistent",
+        ),
+        (
+            ["--input-format", "stream-json", "--output-format", "stream-json"],
+            [INIT, USER],
+            "mcp-persistent-sdk",
+        ),
     ],
-)  # fmt: skip
+)
 def test_every_streaming_mode_matches_upstream(
     tmp_path: Path, flags: list[str], stdin_lines: list[dict[str, Any]], sample: str
 ) -> None:

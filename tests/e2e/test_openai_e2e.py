@@ -72,7 +72,9 @@ def test_text_mode_over_http(tmp_path: Path) -> None:
         ({"drop_after_chunks": 2, "text": "partial answer here"}, "Connection closed mid-stream"),
     ],
 )
-def test_misbehaving_server_is_a_clear_error(tmp_path: Path, reply: dict[str, Any], needle: str) -> None:
+def test_misbehaving_server_is_a_clear_error(
+    tmp_path: Path, reply: dict[str, Any], needle: str
+) -> None:
     script = [reply, reply, reply, reply, reply]
     with FakeOpenAI(script) as fake:
         for fmt in ("text", "json", "stream-json"):
@@ -96,8 +98,12 @@ def test_retries_a_500_then_succeeds(tmp_path: Path) -> None:
 
 
 def test_unreachable_server(tmp_path: Path) -> None:
-    proc = run_cli([*FLAGS, "-o", "text", "-p", "hi"], tmp_path,
-                   OPENAI_BASE_URL="http://127.0.0.1:9/v1", OPENAI_API_KEY="k")  # fmt: skip
+    proc = run_cli(
+        [*FLAGS, "-o", "text", "-p", "hi"],
+        tmp_path,
+        OPENAI_BASE_URL="http://127.0.0.1:9/v1",
+        OPENAI_API_KEY="k",
+    )
     assert proc.returncode == 1
     assert "Cannot reach model server" in proc.stderr and "Traceback" not in proc.stderr
 
@@ -133,9 +139,12 @@ def test_closed_stdout_finishes_the_turn_and_keeps_the_recording(tmp_path: Path)
         env = env_for(home, OPENAI_BASE_URL=fake.base_url, OPENAI_API_KEY="k")
         proc = subprocess.Popen(
             [sys.executable, "-m", "headwire", *FLAGS, "-o", "stream-json", *PROMPT],
-            cwd=proj, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            cwd=proj,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             stdin=subprocess.DEVNULL,
-        )  # fmt: skip
+        )
         assert proc.stdout is not None
         proc.stdout.readline()  # system/init, then the reader goes away
         proc.stdout.close()

@@ -44,13 +44,16 @@ def options(tmp: Path, **extra: Any) -> Any:
 
 def test_two_turns_with_permissions_and_an_interrupt(tmp_path: Path) -> None:
     proj = tmp_path / "proj"
-    script = write_script(tmp_path / "s.jsonl", [
-        {"tool": "run_shell_command", "args": {"command": "touch allowed.txt"}},
-        {"tool": "write_file", "args": {"file_path": str(proj / "denied.txt"), "content": "x"}},
-        {"thinking": "all done", "text": "turn one done"},
-        {"tool": "run_shell_command", "args": {"command": "sleep 30"}},
-        {"text": "after the interrupt"},
-    ])  # fmt: skip
+    script = write_script(
+        tmp_path / "s.jsonl",
+        [
+            {"tool": "run_shell_command", "args": {"command": "touch allowed.txt"}},
+            {"tool": "write_file", "args": {"file_path": str(proj / "denied.txt"), "content": "x"}},
+            {"thinking": "all done", "text": "turn one done"},
+            {"tool": "run_shell_command", "args": {"command": "sleep 30"}},
+            {"text": "after the interrupt"},
+        ],
+    )
     asked: list[str] = []
     stderr: list[str] = []
 
@@ -67,8 +70,9 @@ def test_two_turns_with_permissions_and_an_interrupt(tmp_path: Path) -> None:
                 sleeping.set()
             return claude.PermissionResultAllow()
 
-        opts = options(tmp_path, model=f"scripted:{script}", can_use_tool=can_use_tool,
-                       stderr=stderr.append)  # fmt: skip
+        opts = options(
+            tmp_path, model=f"scripted:{script}", can_use_tool=can_use_tool, stderr=stderr.append
+        )
         turns: list[list[Any]] = []
         async with claude.ClaudeSDKClient(opts) as client:
             await client.query("first")
@@ -94,9 +98,15 @@ def test_two_turns_with_permissions_and_an_interrupt(tmp_path: Path) -> None:
     assert asked == ["run_shell_command", "write_file", "run_shell_command"]
     assert isinstance(first[0], claude.SystemMessage) and first[0].subtype == "init"
     blocks = [b for m in first if isinstance(m, claude.AssistantMessage) for b in m.content]
-    assert [type(b).__name__ for b in blocks] == ["ToolUseBlock", "ToolUseBlock", "ThinkingBlock",
-                                                  "TextBlock"]  # fmt: skip
-    assert all(m.model == f"scripted:{script}" for m in first if isinstance(m, claude.AssistantMessage))
+    assert [type(b).__name__ for b in blocks] == [
+        "ToolUseBlock",
+        "ToolUseBlock",
+        "ThinkingBlock",
+        "TextBlock",
+    ]
+    assert all(
+        m.model == f"scripted:{script}" for m in first if isinstance(m, claude.AssistantMessage)
+    )
     results = [b for m in first if isinstance(m, claude.UserMessage) for b in m.content]
     assert [(r.is_error, r.content) for r in results][1] == (True, "writes are not allowed here")
     end = first[-1]
@@ -114,10 +124,21 @@ def test_two_turns_with_permissions_and_an_interrupt(tmp_path: Path) -> None:
 
 def test_one_shot_query(tmp_path: Path) -> None:
     async def main() -> list[Any]:
-        return [m async for m in claude.query(prompt="hello", options=options(
-            tmp_path, model="scripted:done", permission_mode="default", max_turns=4))]  # fmt: skip
+        return [
+            m
+            async for m in claude.query(
+                prompt="hello",
+                options=options(
+                    tmp_path, model="scripted:done", permission_mode="default", max_turns=4
+                ),
+            )
+        ]
 
     messages = asyncio.run(asyncio.wait_for(main(), 60))
-    assert [type(m).__name__ for m in messages] == ["SystemMessage", "StreamEvent",
-                                                    "AssistantMessage", "ResultMessage"]  # fmt: skip
+    assert [type(m).__name__ for m in messages] == [
+        "SystemMessage",
+        "StreamEvent",
+        "AssistantMessage",
+        "ResultMessage",
+    ]
     assert messages[-1].result == "done" and messages[-1].is_error is False

@@ -35,7 +35,6 @@ from tests.e2e.helpers import env_for, recordings, write_script
 T = TypeVar("T")
 
 
-
 def two_turns(proj: Path) -> list[dict[str, Any]]:
     """Turn 1: a shell call (allowed) and a write (denied); turn 2: a long call (interrupted);
     then one more turn to show the session goes on."""
@@ -123,8 +122,13 @@ def test_two_turns_with_permissions_and_an_interrupt(tmp_path: Path) -> None:
     assert [a[0] for a in asked] == ["run_shell_command", "write_file", "run_shell_command"]
     assert asked[0][2].tool_use_id == "call_scripted_1_1"
     assert isinstance(first[0], SystemMessage) and first[0].subtype == "init"
-    tool_uses = [b for m in first if isinstance(m, AssistantMessage) for b in m.content
-                 if isinstance(b, ToolUseBlock)]  # fmt: skip
+    tool_uses = [
+        b
+        for m in first
+        if isinstance(m, AssistantMessage)
+        for b in m.content
+        if isinstance(b, ToolUseBlock)
+    ]
     assert [t.name for t in tool_uses] == ["run_shell_command", "write_file"]
     results = [r for m in first if isinstance(m, UserMessage) for r in m.tool_results]
     assert [r.is_error for r in results] == [False, True]
@@ -152,8 +156,13 @@ def test_query_one_shot_and_the_bounded_big_output(tmp_path: Path) -> None:
     messages = run(main())
     assert children() <= before  # the CLI was reaped
     assert [type(m).__name__ for m in messages] == [
-        "SystemMessage", "StreamEvent", "AssistantMessage", "UserMessage", "AssistantMessage",
-        "ResultMessage"]  # fmt: skip
+        "SystemMessage",
+        "StreamEvent",
+        "AssistantMessage",
+        "UserMessage",
+        "AssistantMessage",
+        "ResultMessage",
+    ]
     (block,) = [r for m in messages if isinstance(m, UserMessage) for r in m.tool_results]
     (recording,) = recordings(tmp_path / "home")
     records = [json.loads(line) for line in recording.read_text().splitlines()]
@@ -163,7 +172,7 @@ def test_query_one_shot_and_the_bounded_big_output(tmp_path: Path) -> None:
     assert len(encode(block.content)) == 65_536
 
 
-FAKE_CLI = r'''
+FAKE_CLI = r"""
 import json, sys
 size = int(sys.argv[1])
 for line in sys.stdin:
@@ -187,7 +196,7 @@ for line in sys.stdin:
             "num_turns": 1, "result": "ok", "usage": {}, "permission_denials": []}) + "\n")
     sys.stdout.flush()
 sys.stderr.write("fake cli: bye\n")
-'''
+"""
 
 
 def test_a_line_over_100_mb_parses(tmp_path: Path) -> None:

@@ -43,19 +43,26 @@ def base_options(tmp: Path, **extra: Any) -> dict[str, Any]:
 
 
 def user(text: str) -> dict[str, Any]:
-    return {"type": "user", "session_id": "", "message": {"role": "user", "content": text},
-            "parent_tool_use_id": None}  # fmt: skip
+    return {
+        "type": "user",
+        "session_id": "",
+        "message": {"role": "user", "content": text},
+        "parent_tool_use_id": None,
+    }
 
 
 def test_two_turns_with_permissions_and_an_interrupt(tmp_path: Path) -> None:
     proj = tmp_path / "proj"
-    script = write_script(tmp_path / "s.jsonl", [
-        {"tool": "run_shell_command", "args": {"command": "touch allowed.txt"}},
-        {"tool": "write_file", "args": {"file_path": str(proj / "denied.txt"), "content": "x"}},
-        {"text": "turn one done"},
-        {"tool": "run_shell_command", "args": {"command": "sleep 30"}},
-        {"text": "after the interrupt"},
-    ])  # fmt: skip
+    script = write_script(
+        tmp_path / "s.jsonl",
+        [
+            {"tool": "run_shell_command", "args": {"command": "touch allowed.txt"}},
+            {"tool": "write_file", "args": {"file_path": str(proj / "denied.txt"), "content": "x"}},
+            {"text": "turn one done"},
+            {"tool": "run_shell_command", "args": {"command": "sleep 30"}},
+            {"text": "after the interrupt"},
+        ],
+    )
     asked: list[tuple[str, dict[str, Any]]] = []
     stderr: list[str] = []
 
@@ -86,8 +93,9 @@ def test_two_turns_with_permissions_and_an_interrupt(tmp_path: Path) -> None:
             yield user("third")
             await results.get()
 
-        opts = base_options(tmp_path, model=f"scripted:{script}", can_use_tool=can_use_tool,
-                            stderr=stderr.append)  # fmt: skip
+        opts = base_options(
+            tmp_path, model=f"scripted:{script}", can_use_tool=can_use_tool, stderr=stderr.append
+        )
         q = qwen_code_sdk.query(prompts(), opts)
         messages = []
         async for message in q:
@@ -105,8 +113,12 @@ def test_two_turns_with_permissions_and_an_interrupt(tmp_path: Path) -> None:
     assert results[1]["error"]["message"] == "Operation cancelled."
     assert results[2]["result"] == "after the interrupt"
     tool_results = [b for m in messages if m["type"] == "user" for b in m["message"]["content"]]
-    assert tool_results[1] == {"type": "tool_result", "tool_use_id": "call_scripted_2_1",
-                               "is_error": True, "content": "writes are not allowed here"}  # fmt: skip
+    assert tool_results[1] == {
+        "type": "tool_result",
+        "tool_use_id": "call_scripted_2_1",
+        "is_error": True,
+        "content": "writes are not allowed here",
+    }
     inits = [m for m in messages if m["type"] == "system"]
     assert inits[-1]["model"] == "renamed" and inits[-1]["permission_mode"] == "yolo"
     assert (proj / "allowed.txt").exists() and not (proj / "denied.txt").exists()

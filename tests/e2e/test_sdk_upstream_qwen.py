@@ -21,19 +21,29 @@ from headwire.sdk import Message, Options, ResultMessage, Session, UserMessage
 from headwire.wire import encode
 from tests.fakes.fake_openai import FakeOpenAI
 
-PKG = Path(os.environ.get("HEADWIRE_ORACLE_PKG_DIR") or os.environ.get("QWEN_ORACLE_PKG_DIR")
-           or "/tmp/oracle-home/node_modules/@qwen-code/qwen-code")  # fmt: skip
+PKG = Path(
+    os.environ.get("HEADWIRE_ORACLE_PKG_DIR")
+    or os.environ.get("QWEN_ORACLE_PKG_DIR")
+    or "/tmp/oracle-home/node_modules/@qwen-code/qwen-code"
+)
 ENTRY = PKG / "cli-entry.js"
 
 pytestmark = [
-    pytest.mark.skipif(shutil.which("node") is None or not ENTRY.exists(),
-                       reason="upstream Qwen Code not installed"),
+    pytest.mark.skipif(
+        shutil.which("node") is None or not ENTRY.exists(),
+        reason="upstream Qwen Code not installed",
+    ),
     pytest.mark.slow,  # the Node CLI takes seconds to start
-]  # fmt: skip
+]
 
-BIG = {"tool": "run_shell_command", "args": {"command": "python3 -c \"print('x'*499998)\"",
-                                             "description": "print a large output",
-                                             "is_background": False}}  # fmt: skip
+BIG = {
+    "tool": "run_shell_command",
+    "args": {
+        "command": "python3 -c \"print('x'*499998)\"",
+        "description": "print a large output",
+        "is_background": False,
+    },
+}
 
 
 def test_headwire_sdk_drives_upstream_qwen_through_a_long_line(tmp_path: Path) -> None:
@@ -45,11 +55,23 @@ def test_headwire_sdk_drives_upstream_qwen_through_a_long_line(tmp_path: Path) -
     proj.mkdir()
 
     async def main(base_url: str) -> tuple[list[Message], list[Message], Session]:
-        env = {"HOME": str(home), "OPENAI_API_KEY": "sk-fake-local", "OPENAI_BASE_URL": base_url,
-               "OPENAI_MODEL": "fake-model", "QWEN_CODE_SUPPRESS_YOLO_WARNING": "1",
-               "NO_COLOR": "1", "LANG": "C.UTF-8"}  # fmt: skip
-        opts = Options(executable=str(ENTRY), cwd=proj, env=env, model="fake-model",
-                       auth_type="openai", approval_mode="yolo")  # fmt: skip
+        env = {
+            "HOME": str(home),
+            "OPENAI_API_KEY": "sk-fake-local",
+            "OPENAI_BASE_URL": base_url,
+            "OPENAI_MODEL": "fake-model",
+            "QWEN_CODE_SUPPRESS_YOLO_WARNING": "1",
+            "NO_COLOR": "1",
+            "LANG": "C.UTF-8",
+        }
+        opts = Options(
+            executable=str(ENTRY),
+            cwd=proj,
+            env=env,
+            model="fake-model",
+            auth_type="openai",
+            approval_mode="yolo",
+        )
         session = Session(opts)
         try:
             await session.start()

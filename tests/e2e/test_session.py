@@ -28,18 +28,27 @@ PROMPT = "Run the big output tool once, then say done."
 
 def user(text: str) -> dict[str, Any]:
     """An input ``user`` line as the SDKs write it."""
-    return {"type": "user", "session_id": "", "message": {"role": "user", "content": text},
-            "parent_tool_use_id": None}  # fmt: skip
+    return {
+        "type": "user",
+        "session_id": "",
+        "message": {"role": "user", "content": text},
+        "parent_tool_use_id": None,
+    }
 
 
 def control(request_id: str, subtype: str, **fields: Any) -> dict[str, Any]:
-    return {"type": "control_request", "request_id": request_id,
-            "request": {"subtype": subtype, **fields}}  # fmt: skip
+    return {
+        "type": "control_request",
+        "request_id": request_id,
+        "request": {"subtype": subtype, **fields},
+    }
 
 
 def answer(request_id: str, response: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "control_response",
-            "response": {"subtype": "success", "request_id": request_id, "response": response}}  # fmt: skip
+    return {
+        "type": "control_response",
+        "response": {"subtype": "success", "request_id": request_id, "response": response},
+    }
 
 
 def jsonl(*messages: dict[str, Any] | str) -> bytes:
@@ -54,10 +63,13 @@ class Live:
         (tmp / "proj").mkdir(parents=True, exist_ok=True)
         self.home.mkdir(parents=True, exist_ok=True)
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "headwire", *args, *SESSION], cwd=tmp / "proj",
-            env=env_for(self.home), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            [sys.executable, "-m", "headwire", *args, *SESSION],
+            cwd=tmp / "proj",
+            env=env_for(self.home),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-        )  # fmt: skip
+        )
         self.lines: queue.Queue[dict[str, Any] | None] = queue.Queue()
         self.stderr = b""
         assert self.proc.stdout is not None and self.proc.stderr is not None
@@ -111,8 +123,9 @@ def check_bounded(home: Path, messages: list[dict[str, Any]]) -> None:
 
 
 def test_direct_mode_matches_upstream_capture(tmp_path: Path) -> None:
-    proc = run_cli(["--model", "scripted:demo", "--yolo", *SESSION], tmp_path,
-                   stdin=jsonl(user(PROMPT)))  # fmt: skip
+    proc = run_cli(
+        ["--model", "scripted:demo", "--yolo", *SESSION], tmp_path, stdin=jsonl(user(PROMPT))
+    )
     assert proc.returncode == 0, proc.stderr
     assert message_shapes(proc.stdout) == upstream_shapes()["shell-persistent"]
     check_bounded(proc.home, proc.lines())
@@ -132,8 +145,10 @@ def test_sdk_mode_matches_upstream_capture(tmp_path: Path) -> None:
 
 
 def test_turns_run_in_order_and_eof_drains_them(tmp_path: Path) -> None:
-    script = write_script(tmp_path / "s.jsonl", [
-        {"delay_s": 0.4, "text": "first"}, {"text": "second"}, {"text": "third"}])  # fmt: skip
+    script = write_script(
+        tmp_path / "s.jsonl",
+        [{"delay_s": 0.4, "text": "first"}, {"text": "second"}, {"text": "third"}],
+    )
     stdin = jsonl(user("a"), user("b"), user("c"))  # EOF arrives while turn 1 is running
     proc = run_cli(["--script", str(script), *SESSION], tmp_path, stdin=stdin)
     assert proc.returncode == 0, proc.stderr
@@ -143,9 +158,13 @@ def test_turns_run_in_order_and_eof_drains_them(tmp_path: Path) -> None:
 
 
 def test_eof_mid_turn_in_sdk_mode_denies_what_nobody_can_answer(tmp_path: Path) -> None:
-    script = write_script(tmp_path / "s.jsonl", [
-        {"delay_s": 0.3, "tool": "run_shell_command", "args": {"command": "touch x.txt"}},
-        {"text": "finished anyway"}])  # fmt: skip
+    script = write_script(
+        tmp_path / "s.jsonl",
+        [
+            {"delay_s": 0.3, "tool": "run_shell_command", "args": {"command": "touch x.txt"}},
+            {"text": "finished anyway"},
+        ],
+    )
     stdin = jsonl(control("i", "initialize"), user("go"))  # then EOF, while the model "thinks"
     proc = run_cli(["--script", str(script), *SESSION], tmp_path, stdin=stdin)
     assert proc.returncode == 0, proc.stderr
@@ -158,16 +177,16 @@ def test_eof_mid_turn_in_sdk_mode_denies_what_nobody_can_answer(tmp_path: Path) 
 
 def test_bad_lines_get_clear_errors_and_the_session_goes_on(tmp_path: Path) -> None:
     stdin = jsonl(
-        "this is not json",                                  # line 1
-        "[1, 2]",                                            # line 2
-        {"no_type": True},                                   # line 3
-        {"no_type": True, "request_id": "r-bad"},            # line 4: answered by request id
-        "",                                                  # line 5: blank, skipped
-        control("r-x", "definitely_not_a_subtype"),          # line 6
-        {"type": "control_request", "request_id": "r-y"},    # line 7: no request object
-        {"type": "assistant", "message": {}},                # line 8: ignored with a note
-        user("hello"),                                       # line 9
-    )  # fmt: skip
+        "this is not json",  # line 1
+        "[1, 2]",  # line 2
+        {"no_type": True},  # line 3
+        {"no_type": True, "request_id": "r-bad"},  # line 4: answered by request id
+        "",  # line 5: blank, skipped
+        control("r-x", "definitely_not_a_subtype"),  # line 6
+        {"type": "control_request", "request_id": "r-y"},  # line 7: no request object
+        {"type": "assistant", "message": {}},  # line 8: ignored with a note
+        user("hello"),  # line 9
+    )
     proc = run_cli(["--model", "scripted:done", *SESSION], tmp_path, stdin=stdin)
     assert proc.returncode == 0, proc.stderr
     messages = proc.lines()
@@ -176,8 +195,11 @@ def test_bad_lines_get_clear_errors_and_the_session_goes_on(tmp_path: Path) -> N
     assert errors[0].startswith("Failed to parse stream-json line 1: not valid JSON")
     assert "line 2" in errors[1] and "JSON object" in errors[1]
     assert "line 3" in errors[2] and '"type"' in errors[2]
-    responses = {m["response"]["request_id"]: m["response"] for m in messages
-                 if m["type"] == "control_response"}  # fmt: skip
+    responses = {
+        m["response"]["request_id"]: m["response"]
+        for m in messages
+        if m["type"] == "control_response"
+    }
     assert responses["r-bad"]["subtype"] == "error" and "line 4" in responses["r-bad"]["error"]
     assert responses["r-x"]["error"] == "Unknown control request subtype: definitely_not_a_subtype"
     assert responses["r-y"]["subtype"] == "error"
@@ -195,12 +217,15 @@ def test_a_50_mb_line_is_accepted(tmp_path: Path) -> None:
 
 
 def test_permission_requests_allow_deny_update_and_time_out(tmp_path: Path) -> None:
-    script = write_script(tmp_path / "s.jsonl", [
-        {"tool": "run_shell_command", "args": {"command": "touch asked.txt"}},
-        {"tool": "write_file", "args": {"file_path": "/etc/headwire-test", "content": "x"}},
-        {"tool": "run_shell_command", "args": {"command": "touch late.txt"}},
-        {"text": "done"},
-    ])  # fmt: skip
+    script = write_script(
+        tmp_path / "s.jsonl",
+        [
+            {"tool": "run_shell_command", "args": {"command": "touch asked.txt"}},
+            {"tool": "write_file", "args": {"file_path": "/etc/headwire-test", "content": "x"}},
+            {"tool": "run_shell_command", "args": {"command": "touch late.txt"}},
+            {"text": "done"},
+        ],
+    )
     live = Live(["--script", str(script)], tmp_path)
     live.send(control("i", "initialize", hooks=None, timeout={"canUseTool": 400}), user("go"))
     assert live.read()["response"]["response"]["capabilities"]["can_handle_can_use_tool"] is True
@@ -211,8 +236,12 @@ def test_permission_requests_allow_deny_update_and_time_out(tmp_path: Path) -> N
     assert request["input"] == {"command": "touch asked.txt"}
     assert request["tool_use_id"] == "call_scripted_1_1" and request["blocked_path"] is None
     assert {s["type"] for s in request["permission_suggestions"]} == {"allow", "deny"}
-    live.send(answer(shell["request_id"], {"behavior": "allow",
-                                           "updatedInput": {"command": "touch changed.txt"}}))  # fmt: skip
+    live.send(
+        answer(
+            shell["request_id"],
+            {"behavior": "allow", "updatedInput": {"command": "touch changed.txt"}},
+        )
+    )
     seen += live.until("control_request")
     write = seen[-1]
     assert write["request"]["blocked_path"] == "/etc/headwire-test"
@@ -245,8 +274,11 @@ def test_interrupt_ends_the_turn_and_the_session_continues(tmp_path: Path) -> No
     messages = live.until("result")
     assert time.monotonic() - started < 5
     (response,) = [m for m in messages if m["type"] == "control_response"]
-    assert response["response"] == {"subtype": "success", "request_id": "int",
-                                    "response": {"subtype": "interrupt"}}  # fmt: skip
+    assert response["response"] == {
+        "subtype": "success",
+        "request_id": "int",
+        "response": {"subtype": "interrupt"},
+    }
     result = messages[-1]
     assert result["is_error"] is True and result["error"] == {"message": "Operation cancelled."}
     live.send(user("again"))  # the conversation has no assistant turn yet: entry 0 again
@@ -257,8 +289,10 @@ def test_interrupt_ends_the_turn_and_the_session_continues(tmp_path: Path) -> No
 
 
 def test_deny_with_interrupt_ends_the_turn(tmp_path: Path) -> None:
-    script = write_script(tmp_path / "s.jsonl", [
-        {"tool": "run_shell_command", "args": {"command": "touch x.txt"}}, {"text": "after"}])  # fmt: skip
+    script = write_script(
+        tmp_path / "s.jsonl",
+        [{"tool": "run_shell_command", "args": {"command": "touch x.txt"}}, {"text": "after"}],
+    )
     live = Live(["--script", str(script)], tmp_path)
     live.send(control("i", "initialize"), user("go"))
     ask = live.until("control_request")[-1]
@@ -290,8 +324,11 @@ def test_control_requests_from_the_client(tmp_path: Path) -> None:
     proc = run_cli(["--model", "scripted:done", *SESSION], tmp_path, stdin=stdin)
     assert proc.returncode == 0, proc.stderr
     messages = proc.lines()
-    by_id = {m["response"]["request_id"]: m["response"] for m in messages
-             if m["type"] == "control_response"}  # fmt: skip
+    by_id = {
+        m["response"]["request_id"]: m["response"]
+        for m in messages
+        if m["type"] == "control_response"
+    }
     assert by_id["2"]["response"] == {"subtype": "set_model", "model": "other-model"}
     assert by_id["3"]["response"] == {"status": "updated", "mode": "auto-edit"}
     assert by_id["4"]["subtype"] == "error" and "sometimes" in by_id["4"]["error"]
@@ -302,15 +339,20 @@ def test_control_requests_from_the_client(tmp_path: Path) -> None:
     assert by_id["9"]["subtype"] == "error"
     init = next(m for m in messages if m["type"] == "system")
     assert init["model"] == "other-model" and init["permission_mode"] == "auto-edit"
-    assert next(m for m in messages if m["type"] == "assistant")["message"]["model"] == "other-model"
+    assert (
+        next(m for m in messages if m["type"] == "assistant")["message"]["model"] == "other-model"
+    )
 
 
 def test_direct_mode_refuses_control_requests_but_interrupt(tmp_path: Path) -> None:
     stdin = jsonl(user("hi"), control("a", "set_model", model="x"), control("b", "interrupt"))
     proc = run_cli(["--model", "scripted:done", *SESSION], tmp_path, stdin=stdin)
     assert proc.returncode == 0, proc.stderr
-    by_id = {m["response"]["request_id"]: m["response"] for m in proc.lines()
-             if m["type"] == "control_response"}  # fmt: skip
+    by_id = {
+        m["response"]["request_id"]: m["response"]
+        for m in proc.lines()
+        if m["type"] == "control_response"
+    }
     assert by_id["a"]["subtype"] == "error" and "direct mode" in by_id["a"]["error"]
     assert by_id["b"]["subtype"] == "success"
 
@@ -323,17 +365,24 @@ def test_direct_mode_denies_tools_that_need_approval(tmp_path: Path) -> None:
 
 
 def test_a_client_that_stops_reading_ends_the_session_cleanly(tmp_path: Path) -> None:
-    script = write_script(tmp_path / "s.jsonl", [
-        {"delay_s": 0.3, "tool": "run_shell_command", "args": {"command": "touch ran.txt"}},
-        {"text": "done"}])  # fmt: skip
+    script = write_script(
+        tmp_path / "s.jsonl",
+        [
+            {"delay_s": 0.3, "tool": "run_shell_command", "args": {"command": "touch ran.txt"}},
+            {"text": "done"},
+        ],
+    )
     home, proj = tmp_path / "home", tmp_path / "proj"
     home.mkdir()
     proj.mkdir()
     proc = subprocess.Popen(
         [sys.executable, "-m", "headwire", "--script", str(script), "--yolo", *SESSION],
-        cwd=proj, env=env_for(home), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        cwd=proj,
+        env=env_for(home),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-    )  # fmt: skip
+    )
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
     proc.stdin.write(jsonl(user("first"), user("second")))
     proc.stdin.flush()
@@ -351,22 +400,62 @@ def test_a_client_that_stops_reading_ends_the_session_cleanly(tmp_path: Path) ->
 
 
 def test_the_flags_the_sdks_pass_are_accepted(tmp_path: Path) -> None:
-    qwen = ["--channel=SDK", "--model", "scripted:done", "--approval-mode", "yolo",
-            "--max-session-turns", "5", "--system-prompt", "sys", "--append-system-prompt", "more",
-            "--core-tools", "read_file,run_shell_command", "--exclude-tools", "write_file",
-            "--allowed-tools", "read_file", "--auth-type", "openai",
-            "--include-partial-messages", "--session-id", "11111111-2222-3333-4444-555555555555"]  # fmt: skip
+    qwen = [
+        "--channel=SDK",
+        "--model",
+        "scripted:done",
+        "--approval-mode",
+        "yolo",
+        "--max-session-turns",
+        "5",
+        "--system-prompt",
+        "sys",
+        "--append-system-prompt",
+        "more",
+        "--core-tools",
+        "read_file,run_shell_command",
+        "--exclude-tools",
+        "write_file",
+        "--allowed-tools",
+        "read_file",
+        "--auth-type",
+        "openai",
+        "--include-partial-messages",
+        "--session-id",
+        "11111111-2222-3333-4444-555555555555",
+    ]
     proc = run_cli([*SESSION, *qwen], tmp_path, stdin=jsonl(control("i", "initialize"), user("x")))
     assert proc.returncode == 0, proc.stderr
     messages = proc.lines()
     assert messages[1]["session_id"] == "11111111-2222-3333-4444-555555555555"
     assert messages[1]["tools"] == ["read_file", "run_shell_command"]
-    assert any(m["type"] == "stream_event" and m["event"]["type"] == "message_start" for m in messages)
-    claude = ["--output-format", "stream-json", "--verbose", "--system-prompt", "",
-              "--model", "scripted:done", "--permission-mode", "bypassPermissions",
-              "--max-turns", "5", "--allowedTools", "read_file", "--disallowedTools", "edit",
-              "--setting-sources=user,project", "--mcp-config", '{"mcpServers": {}}',
-              "--permission-prompt-tool", "stdio", "--input-format", "stream-json"]  # fmt: skip
+    assert any(
+        m["type"] == "stream_event" and m["event"]["type"] == "message_start" for m in messages
+    )
+    claude = [
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        "--system-prompt",
+        "",
+        "--model",
+        "scripted:done",
+        "--permission-mode",
+        "bypassPermissions",
+        "--max-turns",
+        "5",
+        "--allowedTools",
+        "read_file",
+        "--disallowedTools",
+        "edit",
+        "--setting-sources=user,project",
+        "--mcp-config",
+        '{"mcpServers": {}}',
+        "--permission-prompt-tool",
+        "stdio",
+        "--input-format",
+        "stream-json",
+    ]
     proc = run_cli(claude, tmp_path / "c", stdin=jsonl(control("i", "initialize"), user("x")))
     assert proc.returncode == 0, proc.stderr
     assert "ignoring flags that do not apply here" in proc.stderr
@@ -382,8 +471,13 @@ def test_thinking_blocks_get_a_signature_for_claude_clients(tmp_path: Path) -> N
     claude = run_cli(["--script", str(script), "--verbose", *SESSION], tmp_path, stdin=stdin)
 
     def thinking(stdout: list[dict[str, Any]]) -> dict[str, Any]:
-        return next(b for m in stdout if m["type"] == "assistant"
-                    for b in m["message"]["content"] if b["type"] == "thinking")  # fmt: skip
+        return next(
+            b
+            for m in stdout
+            if m["type"] == "assistant"
+            for b in m["message"]["content"]
+            if b["type"] == "thinking"
+        )
 
     assert "signature" not in thinking(plain.lines())  # Qwen Code omits it without a subject
     assert thinking(claude.lines())["signature"] == ""  # Claude's parser requires the key

@@ -63,11 +63,28 @@ Reply = dict[str, Any]
 
 DEFAULT_REPLY: Reply = {"text": "done"}
 DEFAULT_USAGE: dict[str, int] = {"prompt_tokens": 11, "completion_tokens": 3, "total_tokens": 14}
-REPLY_KEYS = frozenset({
-    "text", "thinking", "tool", "args", "id", "tools", "finish_reason", "usage", "error_status",
-    "message", "retry_after", "error_body", "drop_after_chunks", "clean_close", "malformed",
-    "delay_s", "chunk_delay_s", "repeat_last",
-})
+REPLY_KEYS = frozenset(
+    {
+        "text",
+        "thinking",
+        "tool",
+        "args",
+        "id",
+        "tools",
+        "finish_reason",
+        "usage",
+        "error_status",
+        "message",
+        "retry_after",
+        "error_body",
+        "drop_after_chunks",
+        "clean_close",
+        "malformed",
+        "delay_s",
+        "chunk_delay_s",
+        "repeat_last",
+    }
+)
 CALL_KEYS = frozenset({"name", "args", "id"})
 
 
@@ -144,8 +161,12 @@ def _calls(reply: Reply) -> list[dict[str, Any]]:
 
 def build_events(reply: Reply, number: int, model: str) -> list[bytes]:
     """The SSE events (``data: ...`` plus blank line) answering ``reply``, ending in [DONE]."""
-    base = {"id": f"chatcmpl-fake-{number}", "object": "chat.completion.chunk",
-            "created": int(time.time()), "model": model}
+    base = {
+        "id": f"chatcmpl-fake-{number}",
+        "object": "chat.completion.chunk",
+        "created": int(time.time()),
+        "model": model,
+    }
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
         body = {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
@@ -163,8 +184,12 @@ def build_events(reply: Reply, number: int, model: str) -> list[bytes]:
         events.append(chunk({"content": piece}))
     for i, call in enumerate(calls):
         call_id = call.get("id") or f"call_fake_{number}_{i}"
-        head = {"index": i, "id": call_id, "type": "function",
-                "function": {"name": call["name"], "arguments": ""}}
+        head = {
+            "index": i,
+            "id": call_id,
+            "type": "function",
+            "function": {"name": call["name"], "arguments": ""},
+        }
         events.append(chunk({"tool_calls": [head]}))
         args = call.get("args", {})
         raw = args if isinstance(args, str) else json.dumps(args)
@@ -174,7 +199,9 @@ def build_events(reply: Reply, number: int, model: str) -> list[bytes]:
     events.append(chunk({}, finish))
     usage = reply.get("usage", DEFAULT_USAGE)
     if usage is not None:
-        events.append(b"data: " + json.dumps({**base, "choices": [], "usage": usage}).encode() + b"\n\n")
+        events.append(
+            b"data: " + json.dumps({**base, "choices": [], "usage": usage}).encode() + b"\n\n"
+        )
     events.append(b"data: [DONE]\n\n")
     return events
 
@@ -197,8 +224,9 @@ def summarize(body: Any, raw_len: int) -> dict[str, Any]:
         "roles": [m.get("role") for m in messages if isinstance(m, dict)],
         "n_tools": len(tools),
         "tool_names": [(t.get("function") or {}).get("name") for t in tools if isinstance(t, dict)],
-        "tool_message_chars": [content_len(m) for m in messages
-                               if isinstance(m, dict) and m.get("role") == "tool"],
+        "tool_message_chars": [
+            content_len(m) for m in messages if isinstance(m, dict) and m.get("role") == "tool"
+        ],
     }
 
 
@@ -257,8 +285,16 @@ class _Handler(BaseHTTPRequestHandler):
                 fake._record(body, raw, dict(self.headers), None, None)
                 given = auth.removeprefix("Bearer ")
                 message = f"Incorrect API key provided: {given}"  # echoes it, like real servers
-                self._send_json(401, {"error": {"message": message, "type": "invalid_request_error",
-                                                "code": "invalid_api_key"}})
+                self._send_json(
+                    401,
+                    {
+                        "error": {
+                            "message": message,
+                            "type": "invalid_request_error",
+                            "code": "invalid_api_key",
+                        }
+                    },
+                )
                 return
         if not isinstance(body, dict):
             fake._record(body, raw, dict(self.headers), None, None)
@@ -359,8 +395,9 @@ class FakeOpenAI:
 
     def start(self) -> FakeOpenAI:
         """Serve in a daemon thread."""
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True,
-                                        name="fake-openai")
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, args=(0.05,), daemon=True, name="fake-openai"
+        )
         self._thread.start()
         return self
 
@@ -387,10 +424,16 @@ class FakeOpenAI:
     ) -> None:
         self.stop()
 
-    def _record(self, body: Any, raw: bytes, headers: dict[str, str], index: int | None,
-                reply: Reply | None) -> int:
-        entry = {"method": "POST", "path": "/chat/completions", **summarize(body, len(raw)),
-                 "reply_index": index, "reply": reply}
+    def _record(
+        self, body: Any, raw: bytes, headers: dict[str, str], index: int | None, reply: Reply | None
+    ) -> int:
+        entry = {
+            "method": "POST",
+            "path": "/chat/completions",
+            **summarize(body, len(raw)),
+            "reply_index": index,
+            "reply": reply,
+        }
         with self._lock:
             self.requests.append(body)
             self.request_headers.append(headers)
@@ -421,8 +464,10 @@ def _write_atomically(path: Path, text: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Subprocess mode: serve until SIGTERM/SIGINT."""
-    parser = argparse.ArgumentParser(prog="python -m tests.fakes.fake_openai",
-                                     description="Scripted OpenAI-compatible fake server.")
+    parser = argparse.ArgumentParser(
+        prog="python -m tests.fakes.fake_openai",
+        description="Scripted OpenAI-compatible fake server.",
+    )
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--script", help="JSON file holding the script")
     source.add_argument("--script-json", help="the script itself, as JSON text")
@@ -438,9 +483,14 @@ def main(argv: list[str] | None = None) -> int:
         script = json.loads(Path(args.script).read_text(encoding="utf-8"))
     elif args.script_json:
         script = json.loads(args.script_json)
-    fake = FakeOpenAI(script, model=args.model, port=args.port,
-                      require_api_key=args.require_api_key, log_path=args.log,
-                      log_bodies=args.log_bodies)
+    fake = FakeOpenAI(
+        script,
+        model=args.model,
+        port=args.port,
+        require_api_key=args.require_api_key,
+        log_path=args.log,
+        log_bodies=args.log_bodies,
+    )
 
     def stop(signum: int, frame: FrameType | None) -> None:
         raise KeyboardInterrupt

@@ -53,8 +53,9 @@ def build_server() -> Any:
         """Raise, which the SDK turns into an ``isError`` result."""
         raise ValueError(message)
 
-    @server.tool(description="Exit the server process in the middle of the call.",
-                 structured_output=False)  # fmt: skip
+    @server.tool(
+        description="Exit the server process in the middle of the call.", structured_output=False
+    )
     def crash() -> str:
         """Die without answering."""
         os._exit(3)
@@ -117,8 +118,11 @@ def _reply(msg_id: Any, result: Any) -> None:
 
 def _serve_malformed() -> None:
     """Just enough JSON-RPC to connect and list one tool whose results are malformed."""
-    tool = {"name": "broken", "description": "Returns a malformed result.",
-            "inputSchema": {"type": "object", "properties": {}}}  # fmt: skip
+    tool = {
+        "name": "broken",
+        "description": "Returns a malformed result.",
+        "inputSchema": {"type": "object", "properties": {}},
+    }
     for line in sys.stdin:
         if not line.strip():
             continue
@@ -127,16 +131,25 @@ def _serve_malformed() -> None:
         if msg_id is None:
             continue
         if method == "initialize":
-            _reply(msg_id, {"protocolVersion": msg["params"]["protocolVersion"],
-                            "capabilities": {"tools": {}},
-                            "serverInfo": {"name": "malformed", "version": "1"}})  # fmt: skip
+            _reply(
+                msg_id,
+                {
+                    "protocolVersion": msg["params"]["protocolVersion"],
+                    "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "malformed", "version": "1"},
+                },
+            )
         elif method == "tools/list":
             _reply(msg_id, {"tools": [tool]})
         elif method == "tools/call":
             _reply(msg_id, {"content": "this should have been a list", "isError": "maybe"})
         else:
-            sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": msg_id,
-                                         "error": {"code": -32601, "message": "no"}}) + "\n")  # fmt: skip
+            sys.stdout.write(
+                json.dumps(
+                    {"jsonrpc": "2.0", "id": msg_id, "error": {"code": -32601, "message": "no"}}
+                )
+                + "\n"
+            )
             sys.stdout.flush()
 
 

@@ -20,15 +20,27 @@ FLOOD_BYTES = 20 * 1024 * 1024
 LINE = b"spam " * 200 + b"\n"
 MIB_OF_LINES = LINE * ((1 << 20) // len(LINE))
 TOOLS = [
-    {"name": "flood", "description": "Return 20 MiB of text.",
-     "inputSchema": {"type": "object", "properties": {}}},
-    {"name": "spam", "description": "Write mib MiB to stderr, then answer.",
-     "inputSchema": {"type": "object", "properties": {"mib": {"type": "integer"}}}},
-    {"name": "pid", "description": "Return this server's process id.",
-     "inputSchema": {"type": "object", "properties": {}}},
-    {"name": "sleep", "description": "Answer after some seconds.",
-     "inputSchema": {"type": "object", "properties": {"seconds": {"type": "number"}}}},
-]  # fmt: skip
+    {
+        "name": "flood",
+        "description": "Return 20 MiB of text.",
+        "inputSchema": {"type": "object", "properties": {}},
+    },
+    {
+        "name": "spam",
+        "description": "Write mib MiB to stderr, then answer.",
+        "inputSchema": {"type": "object", "properties": {"mib": {"type": "integer"}}},
+    },
+    {
+        "name": "pid",
+        "description": "Return this server's process id.",
+        "inputSchema": {"type": "object", "properties": {}},
+    },
+    {
+        "name": "sleep",
+        "description": "Answer after some seconds.",
+        "inputSchema": {"type": "object", "properties": {"seconds": {"type": "number"}}},
+    },
+]
 
 
 def spam(mib: int) -> None:
@@ -69,9 +81,11 @@ def serve() -> None:
             continue  # a notification, or an answer to a request of ours
         params = message.get("params") or {}
         if method == "initialize":
-            result: Any = {"protocolVersion": params.get("protocolVersion", "2025-06-18"),
-                           "capabilities": {"tools": {}},
-                           "serverInfo": {"name": "noisy", "version": "1"}}  # fmt: skip
+            result: Any = {
+                "protocolVersion": params.get("protocolVersion", "2025-06-18"),
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "noisy", "version": "1"},
+            }
         elif method == "tools/list":
             result = {"tools": TOOLS}
         elif method == "tools/call":

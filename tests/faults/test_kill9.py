@@ -30,14 +30,25 @@ TORN = b'{"type":"tool_result","uuid":"torn-by-the-crash","message":{"role":"to'
 
 
 def test_kill9_mid_tool_then_resume(tmp_path: Path) -> None:
-    script = [{"tool": "run_shell_command", "args": {"command": "sleep 30"}, "id": "call_slow"},
-              {"text": "resumed fine"}]  # fmt: skip
+    script = [
+        {"tool": "run_shell_command", "args": {"command": "sleep 30"}, "id": "call_slow"},
+        {"text": "resumed fine"},
+    ]
     with FakeOpenAI(script) as fake:
-        model = {"OPENAI_BASE_URL": fake.base_url, "OPENAI_API_KEY": "k", "OPENAI_MODEL": "fake-model"}
-        cli = start(["-o", "stream-json", "--yolo", "--session-id", SID, "-p", "first prompt"],
-                    tmp_path, env=model)  # fmt: skip
-        tool = wait_until(lambda: [p for p, cmd in descendants(cli.pid).items() if "sleep 30" in cmd],
-                          "the shell tool to start")  # fmt: skip
+        model = {
+            "OPENAI_BASE_URL": fake.base_url,
+            "OPENAI_API_KEY": "k",
+            "OPENAI_MODEL": "fake-model",
+        }
+        cli = start(
+            ["-o", "stream-json", "--yolo", "--session-id", SID, "-p", "first prompt"],
+            tmp_path,
+            env=model,
+        )
+        tool = wait_until(
+            lambda: [p for p, cmd in descendants(cli.pid).items() if "sleep 30" in cmd],
+            "the shell tool to start",
+        )
         cli.proc.kill()
         assert cli.wait() == -9
         kill_groups(tool)  # kill -9 cannot clean up: the tool's own process group is orphaned
@@ -49,7 +60,9 @@ def test_kill9_mid_tool_then_resume(tmp_path: Path) -> None:
         assert [r["type"] for r in records] == ["user", "assistant"]
         assert records[0]["message"] == {"role": "user", "content": "first prompt"}
         (call,) = records[1]["message"]["tool_calls"]
-        assert call["id"] == "call_slow" and json.loads(call["function"]["arguments"]) == {"command": "sleep 30"}
+        assert call["id"] == "call_slow" and json.loads(call["function"]["arguments"]) == {
+            "command": "sleep 30"
+        }
         # The wire got as far as the tool call; no result was written.
         assert [m["type"] for m in cli.stdout_lines()][-1] == "assistant"
 
@@ -66,7 +79,11 @@ def test_kill9_mid_tool_then_resume(tmp_path: Path) -> None:
 
         sent = fake.requests[-1]["messages"]
         assert [m["role"] for m in sent] == ["system", "user", "assistant", "tool", "user"]
-        assert sent[3] == {"role": "tool", "tool_call_id": "call_slow", "content": INTERRUPTED_CALL_MESSAGE}
+        assert sent[3] == {
+            "role": "tool",
+            "tool_call_id": "call_slow",
+            "content": INTERRUPTED_CALL_MESSAGE,
+        }
         assert sent[4]["content"] == "second prompt"
 
     records, bad = read_recording(path)

@@ -34,15 +34,36 @@ times over (the JSON-RPC line, the parsed text, the artifact bytes, the recorded
 
 
 def test_flooding_and_stubborn_servers(tmp_path: Path) -> None:
-    script = write_script(tmp_path / "script.jsonl", [
-        {"tool": "mcp__noisy__flood", "args": {}},
-        {"tool": "mcp__noisy__spam", "args": {"mib": 64}},
-        {"tools": [{"name": "mcp__noisy__pid", "args": {}}, {"name": "mcp__stubborn__pid", "args": {}}]},
-        {"text": "done"},
-    ])  # fmt: skip
+    script = write_script(
+        tmp_path / "script.jsonl",
+        [
+            {"tool": "mcp__noisy__flood", "args": {}},
+            {"tool": "mcp__noisy__spam", "args": {"mib": 64}},
+            {
+                "tools": [
+                    {"name": "mcp__noisy__pid", "args": {}},
+                    {"name": "mcp__stubborn__pid", "args": {}},
+                ]
+            },
+            {"text": "done"},
+        ],
+    )
     config = mcp_config(noisy=[str(NOISY_SERVER)], stubborn=[str(NOISY_SERVER), "stubborn"])
-    cli = start(["--script", str(script), "--yolo", "-o", "stream-json", "--mcp-config", config,
-                 "-p", "go"], tmp_path, env={"NOISY_STARTUP_MIB": "16"})  # fmt: skip
+    cli = start(
+        [
+            "--script",
+            str(script),
+            "--yolo",
+            "-o",
+            "stream-json",
+            "--mcp-config",
+            config,
+            "-p",
+            "go",
+        ],
+        tmp_path,
+        env={"NOISY_STARTUP_MIB": "16"},
+    )
     wait_until(lambda: b'{"type":"result"' in cli.out, "the result", timeout=60)
     answered = time.monotonic()
     assert cli.wait(timeout=30) == 0, cli.stderr
@@ -52,10 +73,13 @@ def test_flooding_and_stubborn_servers(tmp_path: Path) -> None:
     assert "spam" not in cli.stderr and len(cli.err) < 4096  # drained, not echoed
 
     messages = cli.stdout_lines()
-    assert messages[0]["mcp_servers"] == [{"name": "noisy", "status": "connected"},
-                                          {"name": "stubborn", "status": "connected"}]  # fmt: skip
+    assert messages[0]["mcp_servers"] == [
+        {"name": "noisy", "status": "connected"},
+        {"name": "stubborn", "status": "connected"},
+    ]
     flood, spam, noisy_pid, stubborn_pid = [
-        block for m in messages if m["type"] == "user" for block in m["message"]["content"]]
+        block for m in messages if m["type"] == "user" for block in m["message"]["content"]
+    ]
     assert flood["is_error"] is False
     assert len(encode(flood["content"])) == 65_536  # the 20 MiB display, bounded on the wire
     assert spam["content"] == "wrote 64 MiB to stderr"

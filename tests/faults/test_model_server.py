@@ -67,7 +67,8 @@ def test_retries_give_up_after_four_attempts(tmp_path: Path) -> None:
     assert proc.stdout == b""
     assert proc.stderr.count("retrying in") == 3
     assert proc.stderr.splitlines()[-1] == (
-        "Model server returned HTTP 500 Internal Server Error: internal trouble")
+        "Model server returned HTTP 500 Internal Server Error: internal trouble"
+    )
     no_traceback(proc.stderr)
     assert final_record(proc.home)["error"].startswith("Model server returned HTTP 500")
 
@@ -76,7 +77,10 @@ def test_retries_give_up_after_four_attempts(tmp_path: Path) -> None:
     ("reply", "needle"),
     [
         ({"drop_after_chunks": 3, "text": "partial answer here"}, "Connection closed mid-stream"),
-        ({"error_status": 400, "message": "bad request body"}, "HTTP 400 Bad Request: bad request body"),
+        (
+            {"error_status": 400, "message": "bad request body"},
+            "HTTP 400 Bad Request: bad request body",
+        ),
     ],
     ids=["dropped-mid-answer", "http-400"],
 )
@@ -96,12 +100,19 @@ def test_not_retried(tmp_path: Path, reply: dict[str, Any], needle: str) -> None
 
 def test_unreachable_server_backs_off(tmp_path: Path) -> None:
     started = time.monotonic()
-    proc = run_cli([*FLAGS, "-o", "json", "-p", "hi"], tmp_path,
-                   OPENAI_BASE_URL="http://127.0.0.1:9/v1", OPENAI_API_KEY="k")  # fmt: skip
+    proc = run_cli(
+        [*FLAGS, "-o", "json", "-p", "hi"],
+        tmp_path,
+        OPENAI_BASE_URL="http://127.0.0.1:9/v1",
+        OPENAI_API_KEY="k",
+    )
     elapsed = time.monotonic() - started
     assert proc.returncode == 1
-    delays = [line.split("retrying in ")[1].split("s ")[0] for line in proc.stderr.splitlines()
-              if "retrying in" in line]  # fmt: skip
+    delays = [
+        line.split("retrying in ")[1].split("s ")[0]
+        for line in proc.stderr.splitlines()
+        if "retrying in" in line
+    ]
     assert delays == ["0.5", "1", "2"]
     assert elapsed >= 3.5
     no_traceback(proc.stderr)

@@ -32,7 +32,10 @@ from tests.faults.util import (
     wait_until,
 )
 
-SLOW: list[dict[str, Any]] = [{"tool": "run_shell_command", "args": {"command": "sleep 30"}}, {"text": "never"}]
+SLOW: list[dict[str, Any]] = [
+    {"tool": "run_shell_command", "args": {"command": "sleep 30"}},
+    {"text": "never"},
+]
 EXIT = {signal.SIGINT: 130, signal.SIGTERM: 143}
 
 
@@ -75,8 +78,20 @@ def stopped(cli: Cli, signum: signal.Signals, children: list[int]) -> None:
 def test_sigterm_headless_stream_json_with_mcp(tmp_path: Path) -> None:
     script = write_script(tmp_path / "script.jsonl", SLOW)
     config = mcp_config(helper=[str(NOISY_SERVER)])
-    cli = start(["--script", str(script), "--yolo", "-o", "stream-json", "--mcp-config", config,
-                 "-p", "go"], tmp_path)  # fmt: skip
+    cli = start(
+        [
+            "--script",
+            str(script),
+            "--yolo",
+            "-o",
+            "stream-json",
+            "--mcp-config",
+            config,
+            "-p",
+            "go",
+        ],
+        tmp_path,
+    )
     children = running_tool(cli, str(NOISY_SERVER))
     assert len(children) >= 2  # the shell tool and the MCP server
     stopped(cli, signal.SIGTERM, children)
@@ -108,8 +123,19 @@ def test_sigterm_headless_json(tmp_path: Path) -> None:
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_persistent_session(tmp_path: Path, signum: signal.Signals) -> None:
     script = write_script(tmp_path / "script.jsonl", SLOW)
-    cli = start(["--script", str(script), "--yolo", "--input-format", "stream-json",
-                 "--output-format", "stream-json"], tmp_path, stdin=subprocess.PIPE)  # fmt: skip
+    cli = start(
+        [
+            "--script",
+            str(script),
+            "--yolo",
+            "--input-format",
+            "stream-json",
+            "--output-format",
+            "stream-json",
+        ],
+        tmp_path,
+        stdin=subprocess.PIPE,
+    )
     assert cli.proc.stdin is not None
     for text in ("go", "queued, never run"):
         line = {"type": "user", "message": {"role": "user", "content": text}}
@@ -134,16 +160,29 @@ def test_sigterm_acp(tmp_path: Path) -> None:
         cli.proc.stdin.flush()
 
     def answer(msg_id: int) -> dict[str, Any]:
-        return wait_until(lambda: next((m for m in cli.stdout_lines()  # type: ignore[no-any-return]
-                                        if m.get("id") == msg_id and "method" not in m), None),
-                          f"the answer to request {msg_id}")  # fmt: skip
+        return wait_until(
+            lambda: next(
+                (
+                    m
+                    for m in cli.stdout_lines()  # type: ignore[no-any-return]
+                    if m.get("id") == msg_id and "method" not in m
+                ),
+                None,
+            ),
+            f"the answer to request {msg_id}",
+        )
 
     send({"id": 1, "method": "initialize", "params": {"protocolVersion": 1}})
     answer(1)
     send({"id": 2, "method": "session/new", "params": {"cwd": str(cli.proj), "mcpServers": []}})
     session_id = answer(2)["result"]["sessionId"]
-    send({"id": 3, "method": "session/prompt",
-          "params": {"sessionId": session_id, "prompt": [{"type": "text", "text": "go"}]}})  # fmt: skip
+    send(
+        {
+            "id": 3,
+            "method": "session/prompt",
+            "params": {"sessionId": session_id, "prompt": [{"type": "text", "text": "go"}]},
+        }
+    )
     stopped(cli, signal.SIGTERM, running_tool(cli))
     cli.proc.stdin.close()
     assert answer(3)["result"] == {"stopReason": "cancelled"}
@@ -153,8 +192,11 @@ def test_sigterm_acp(tmp_path: Path) -> None:
 def test_ignored_sigterm_stays_ignored(tmp_path: Path) -> None:
     """A parent that set SIGTERM to be ignored (``nohup``-like) keeps it ignored."""
     script = write_script(tmp_path / "script.jsonl", SLOW)
-    cli = start(["--script", str(script), "--yolo", "-o", "stream-json", "-p", "go"], tmp_path,
-                preexec=lambda: signal.signal(signal.SIGTERM, signal.SIG_IGN))  # fmt: skip
+    cli = start(
+        ["--script", str(script), "--yolo", "-o", "stream-json", "-p", "go"],
+        tmp_path,
+        preexec=lambda: signal.signal(signal.SIGTERM, signal.SIG_IGN),
+    )
     children = running_tool(cli)
     cli.proc.send_signal(signal.SIGTERM)
     time.sleep(0.5)

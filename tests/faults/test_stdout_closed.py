@@ -28,8 +28,15 @@ def check_complete_recording(home: Path) -> None:
     (path,) = chats(home)
     records, bad = read_recording(path)
     assert bad == []
-    assert [r["type"] for r in records] == ["user", "assistant", "tool_result", "assistant",
-                                            "tool_result", "assistant", "result"]  # fmt: skip
+    assert [r["type"] for r in records] == [
+        "user",
+        "assistant",
+        "tool_result",
+        "assistant",
+        "tool_result",
+        "assistant",
+        "result",
+    ]
     assert records[2]["display"] == "first"
     assert records[4]["display"].startswith("x" * 499_998 + "\nOutput too long and was saved to: ")
     assert records[-1]["is_error"] is False and records[-1]["result"] == "done"
@@ -51,10 +58,24 @@ def test_reader_goes_away(tmp_path: Path, fmt: str) -> None:
 
 def test_session_reader_goes_away(tmp_path: Path) -> None:
     script = write_script(tmp_path / "script.jsonl", SCRIPT)
-    prompts = b"".join(json.dumps({"type": "user", "message": {"role": "user", "content": text}}).encode()
-                       + b"\n" for text in ("go", "never run"))  # fmt: skip
-    cli = start(["--script", str(script), "--yolo", "--input-format", "stream-json",
-                 "--output-format", "stream-json"], tmp_path, stdin=subprocess.PIPE, drain=False)  # fmt: skip
+    prompts = b"".join(
+        json.dumps({"type": "user", "message": {"role": "user", "content": text}}).encode() + b"\n"
+        for text in ("go", "never run")
+    )
+    cli = start(
+        [
+            "--script",
+            str(script),
+            "--yolo",
+            "--input-format",
+            "stream-json",
+            "--output-format",
+            "stream-json",
+        ],
+        tmp_path,
+        stdin=subprocess.PIPE,
+        drain=False,
+    )
     assert cli.proc.stdin is not None and cli.proc.stdout is not None
     cli.proc.stdin.write(prompts)
     cli.proc.stdin.flush()

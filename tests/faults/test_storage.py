@@ -30,7 +30,11 @@ artifact threshold (30,000), so the agent itself saves it."""
 
 
 def degraded(session_id: str) -> dict[str, Any]:
-    return {"session_id": session_id, "reason": "write_failed", "message": RECORDING_FAILURE_MESSAGE}
+    return {
+        "session_id": session_id,
+        "reason": "write_failed",
+        "message": RECORDING_FAILURE_MESSAGE,
+    }
 
 
 def test_unwritable_data_dir(tmp_path: Path) -> None:
@@ -43,13 +47,19 @@ def test_unwritable_data_dir(tmp_path: Path) -> None:
         {"text": "answered anyway"},
     ]
     with FakeOpenAI(script) as fake:
-        proc = run(["-m", "fake-model", "--yolo", "-o", "stream-json", "-p", "hi"], tmp_path,
-                   {"OPENAI_BASE_URL": fake.base_url, "OPENAI_API_KEY": "k", **home_env})  # fmt: skip
+        proc = run(
+            ["-m", "fake-model", "--yolo", "-o", "stream-json", "-p", "hi"],
+            tmp_path,
+            {"OPENAI_BASE_URL": fake.base_url, "OPENAI_API_KEY": "k", **home_env},
+        )
         tool_texts = [m["content"] for m in fake.requests[-1]["messages"] if m["role"] == "tool"]
     assert proc.returncode == 0, proc.stderr
     no_traceback(proc.stderr)
     assert "headwire: session recording disabled: NotADirectoryError" in proc.stderr
-    assert "headwire: could not save the full output of run_shell_command: NotADirectoryError" in proc.stderr
+    assert (
+        "headwire: could not save the full output of run_shell_command: NotADirectoryError"
+        in proc.stderr
+    )
     messages = proc.lines()
     events = [m for m in messages if m.get("subtype") == "session_recording_degraded"]
     (event,) = events
@@ -62,16 +72,20 @@ def test_unwritable_data_dir(tmp_path: Path) -> None:
     big, medium = [b for m in messages if m["type"] == "user" for b in m["message"]["content"]]
     assert big["is_error"] is False and medium["is_error"] is False
     assert big["content"].startswith("xxxx")  # the wire gets the (bounded) display
-    assert big["content"].endswith("\nOutput too long and could not be saved: NotADirectoryError: "
-                                   f"[Errno 20] Not a directory: '{blocker}/sub'")  # fmt: skip
+    assert big["content"].endswith(
+        "\nOutput too long and could not be saved: NotADirectoryError: "
+        f"[Errno 20] Not a directory: '{blocker}/sub'"
+    )
     assert medium["content"] == "m" * 27_000
     assert messages[-1]["result"] == "answered anyway"
 
     big_text, medium_text = tool_texts
     assert "The full output could not be saved (NotADirectoryError: [Errno 20]" in big_text
     assert "... [CONTENT TRUNCATED] ..." in big_text and "saved to:" not in big_text
-    assert medium_text.startswith("Tool output was too large and has been truncated.\n"
-                                  "The full output could not be saved (NotADirectoryError")  # fmt: skip
+    assert medium_text.startswith(
+        "Tool output was too large and has been truncated.\n"
+        "The full output could not be saved (NotADirectoryError"
+    )
     assert not (tmp_path / "home" / ".headwire").exists()
 
     text = run(["--model", "scripted:demo", "--yolo", "-p", "hi"], tmp_path, home_env)
@@ -85,26 +99,47 @@ def test_disk_full_recording(tmp_path: Path) -> None:
     chats = chats_dir(tmp_path / "home" / ".headwire", tmp_path / "proj")
     chats.mkdir(parents=True)
     os.symlink("/dev/full", chats / f"{SID}.jsonl")  # every write fails with ENOSPC
-    script = write_script(tmp_path / "script.jsonl",
-                          [{"tool": "run_shell_command", "args": {"command": "echo hello"}},
-                           {"text": "done"}])  # fmt: skip
+    script = write_script(
+        tmp_path / "script.jsonl",
+        [{"tool": "run_shell_command", "args": {"command": "echo hello"}}, {"text": "done"}],
+    )
 
-    proc = run_cli(["--script", str(script), "--yolo", "-o", "json", "--session-id", SID, "-p", "hi"],
-                   tmp_path)  # fmt: skip
+    proc = run_cli(
+        ["--script", str(script), "--yolo", "-o", "json", "--session-id", SID, "-p", "hi"], tmp_path
+    )
     assert proc.returncode == 0, proc.stderr
     no_traceback(proc.stderr)
     assert "session recording disabled: OSError: [Errno 28] No space left on device" in proc.stderr
     messages = json_output(proc.stdout)
-    assert [m["type"] for m in messages] == ["system", "system", "assistant", "user", "assistant", "result"]
+    assert [m["type"] for m in messages] == [
+        "system",
+        "system",
+        "assistant",
+        "user",
+        "assistant",
+        "result",
+    ]
     assert messages[1]["subtype"] == "session_recording_degraded"
     assert messages[1]["data"] == degraded(SID)
     assert messages[3]["message"]["content"][0]["content"] == "hello"
     assert messages[-1]["result"] == "done"
 
     # A persistent session: the event comes once, in the first turn; later turns still answer.
-    cli = start(["--script", str(script), "--yolo", "--input-format", "stream-json",
-                 "--output-format", "stream-json", "--session-id", SID], tmp_path,
-                stdin=subprocess.PIPE)  # fmt: skip
+    cli = start(
+        [
+            "--script",
+            str(script),
+            "--yolo",
+            "--input-format",
+            "stream-json",
+            "--output-format",
+            "stream-json",
+            "--session-id",
+            SID,
+        ],
+        tmp_path,
+        stdin=subprocess.PIPE,
+    )
     assert cli.proc.stdin is not None
     for prompt in ("one", "two"):
         line = {"type": "user", "message": {"role": "user", "content": prompt}}
@@ -113,5 +148,7 @@ def test_disk_full_recording(tmp_path: Path) -> None:
     assert cli.wait() == 0, cli.stderr
     no_traceback(cli.stderr)
     out = cli.stdout_lines()
-    assert [m["data"] for m in out if m.get("subtype") == "session_recording_degraded"] == [degraded(SID)]
+    assert [m["data"] for m in out if m.get("subtype") == "session_recording_degraded"] == [
+        degraded(SID)
+    ]
     assert [m["is_error"] for m in out if m["type"] == "result"] == [False, False]

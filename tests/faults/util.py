@@ -95,7 +95,9 @@ class Cli:
                 break
             if time.monotonic() > deadline:
                 self.proc.kill()
-                raise AssertionError(f"headwire did not exit within {timeout} s; stderr:\n{self.stderr}")
+                raise AssertionError(
+                    f"headwire did not exit within {timeout} s; stderr:\n{self.stderr}"
+                )
             time.sleep(0.02)
         self.rusage = usage
         code = os.waitstatus_to_exitcode(status)
@@ -114,16 +116,29 @@ class Cli:
         return float(self.rusage.ru_maxrss) / 1024
 
 
-def start(args: list[str], tmp: Path, *, stdin: int | None = subprocess.DEVNULL, drain: bool = True,
-          env: dict[str, str] | None = None, preexec: Callable[[], object] | None = None) -> Cli:  # fmt: skip
+def start(
+    args: list[str],
+    tmp: Path,
+    *,
+    stdin: int | None = subprocess.DEVNULL,
+    drain: bool = True,
+    env: dict[str, str] | None = None,
+    preexec: Callable[[], object] | None = None,
+) -> Cli:
     """Start ``python -m headwire ARGS`` in ``tmp/proj`` with ``tmp/home`` as home (and the
     extra variables ``env``; ``preexec`` runs in the child before it starts)."""
     home, proj = tmp / "home", tmp / "proj"
     home.mkdir(parents=True, exist_ok=True)
     proj.mkdir(parents=True, exist_ok=True)
-    proc = subprocess.Popen([sys.executable, "-m", "headwire", *args], cwd=proj,
-                            env=env_for(home, **(env or {})), stdin=stdin, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, preexec_fn=preexec)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "headwire", *args],
+        cwd=proj,
+        env=env_for(home, **(env or {})),
+        stdin=stdin,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=preexec,
+    )
     cli = Cli(proc, home, proj)
     cli.drain(stdout=drain)
     return cli
@@ -220,8 +235,13 @@ def json_output(stdout: bytes) -> Any:
 
 def mcp_config(**servers: list[str]) -> str:
     """``--mcp-config`` JSON: each server is a command line run with this Python."""
-    return json.dumps({"mcpServers": {name: {"command": sys.executable, "args": argv}
-                                      for name, argv in servers.items()}})  # fmt: skip
+    return json.dumps(
+        {
+            "mcpServers": {
+                name: {"command": sys.executable, "args": argv} for name, argv in servers.items()
+            }
+        }
+    )
 
 
 def no_traceback(stderr: str) -> None:

@@ -141,45 +141,233 @@ class RandomChooser:
 # -- vocabulary -------------------------------------------------------------------------------
 
 ATOMS = (
-    "a", "Z", " ", "/", '"', "\\", "\b", "\t", "\n", "\f", "\r", "\x00", "\x01", "\x1f", "\x7f",
-    "\x80", "é", "\u07ff", "\u0800", "汉", "\u2028", "\u2029", "\ufeff", "\uffff", "😀",
-    "\U0010ffff", "\ud800", "\udbff", "\udc00", "\udfff", "\ud83d\ude00", "\ud83d", "\ude00",
-)  # fmt: skip
+    "a",
+    "Z",
+    " ",
+    "/",
+    '"',
+    "\\",
+    "\b",
+    "\t",
+    "\n",
+    "\f",
+    "\r",
+    "\x00",
+    "\x01",
+    "\x1f",
+    "\x7f",
+    "\x80",
+    "é",
+    "\u07ff",
+    "\u0800",
+    "汉",
+    "\u2028",
+    "\u2029",
+    "\ufeff",
+    "\uffff",
+    "😀",
+    "\U0010ffff",
+    "\ud800",
+    "\udbff",
+    "\udc00",
+    "\udfff",
+    "\ud83d\ude00",
+    "\ud83d",
+    "\ude00",
+)
 """Characters that stress JSON escaping and UTF-16/UTF-8 accounting (lone surrogates too)."""
 
 WORDS = (
-    "type", "user", "assistant", "system", "result", "control_request", "control_response",
-    "control_cancel_request", "request_id", "request", "response", "subtype", "initialize",
-    "interrupt", "set_model", "set_permission_mode", "supported_commands", "mcp_server_status",
-    "mcp_status", "get_context_usage", "get_available_models", "get_usage_info", "can_use_tool",
-    "success", "error", "behavior", "allow", "deny", "updatedInput", "message", "content",
-    "text", "role", "mode", "model", "timeout", "canUseTool", "hooks", "sdkMcpServers",
-    "mcpServers", "agents", "default", "plan", "auto-edit", "autoEdit", "yolo", "acceptEdits",
-    "bypassPermissions", "dontAsk", "jsonrpc", "2.0", "id", "method", "params", "initialize",
-    "session/new", "session/load", "session/prompt", "session/set_mode", "session/cancel",
-    "session/update", "session/request_permission", "protocolVersion", "sessionId", "cwd",
-    "prompt", "modeId", "resource_link", "resource", "uri", "outcome", "selected", "cancelled",
-    "optionId", "proceed_once", "proceed_always", "cancel", "name", "command", "args", "env",
-    "httpUrl", "url", "headers", "trust", "includeTools", "excludeTools", "disabled", "sdk",
-    "stdio", "http", "sse", "streamable-http", "tool", "tools", "thinking", "delay_s",
-    "tool_result", "tool_use_id", "is_error", "tool_call_update", "rawOutput", "status",
-    "completed", "failed", "_meta", "toolName", "qwen.session.loadReplay", "updates", "events",
-    "data", "$SID", "$CWD", "$RID", "", " ", "\n", "0", "-1", "null",
-)  # fmt: skip
+    "type",
+    "user",
+    "assistant",
+    "system",
+    "result",
+    "control_request",
+    "control_response",
+    "control_cancel_request",
+    "request_id",
+    "request",
+    "response",
+    "subtype",
+    "initialize",
+    "interrupt",
+    "set_model",
+    "set_permission_mode",
+    "supported_commands",
+    "mcp_server_status",
+    "mcp_status",
+    "get_context_usage",
+    "get_available_models",
+    "get_usage_info",
+    "can_use_tool",
+    "success",
+    "error",
+    "behavior",
+    "allow",
+    "deny",
+    "updatedInput",
+    "message",
+    "content",
+    "text",
+    "role",
+    "mode",
+    "model",
+    "timeout",
+    "canUseTool",
+    "hooks",
+    "sdkMcpServers",
+    "mcpServers",
+    "agents",
+    "default",
+    "plan",
+    "auto-edit",
+    "autoEdit",
+    "yolo",
+    "acceptEdits",
+    "bypassPermissions",
+    "dontAsk",
+    "jsonrpc",
+    "2.0",
+    "id",
+    "method",
+    "params",
+    "initialize",
+    "session/new",
+    "session/load",
+    "session/prompt",
+    "session/set_mode",
+    "session/cancel",
+    "session/update",
+    "session/request_permission",
+    "protocolVersion",
+    "sessionId",
+    "cwd",
+    "prompt",
+    "modeId",
+    "resource_link",
+    "resource",
+    "uri",
+    "outcome",
+    "selected",
+    "cancelled",
+    "optionId",
+    "proceed_once",
+    "proceed_always",
+    "cancel",
+    "name",
+    "command",
+    "args",
+    "env",
+    "httpUrl",
+    "url",
+    "headers",
+    "trust",
+    "includeTools",
+    "excludeTools",
+    "disabled",
+    "sdk",
+    "stdio",
+    "http",
+    "sse",
+    "streamable-http",
+    "tool",
+    "tools",
+    "thinking",
+    "delay_s",
+    "tool_result",
+    "tool_use_id",
+    "is_error",
+    "tool_call_update",
+    "rawOutput",
+    "status",
+    "completed",
+    "failed",
+    "_meta",
+    "toolName",
+    "qwen.session.loadReplay",
+    "updates",
+    "events",
+    "data",
+    "$SID",
+    "$CWD",
+    "$RID",
+    "",
+    " ",
+    "\n",
+    "0",
+    "-1",
+    "null",
+)
 """Keys and values the readers look at (``$SID``/``$CWD``/``$RID`` are filled in by drivers)."""
 
 INTERESTING_NUMBERS: tuple[int | float, ...] = (
-    0, -0.0, 1, -1, 2, 7, 255, 256, 1024, 65535, 65536, 65537, 2**31 - 1, 2**31, 2**53 - 1,
-    2**53, 2**53 + 1, 2**63 - 1, -(2**63), 2**64 - 1, 0.5, 1e-7, 1.5e300, -1e308,
-)  # fmt: skip
+    0,
+    -0.0,
+    1,
+    -1,
+    2,
+    7,
+    255,
+    256,
+    1024,
+    65535,
+    65536,
+    65537,
+    2**31 - 1,
+    2**31,
+    2**53 - 1,
+    2**53,
+    2**53 + 1,
+    2**63 - 1,
+    -(2**63),
+    2**64 - 1,
+    0.5,
+    1e-7,
+    1.5e300,
+    -1e308,
+)
 
 TOKENS = (
-    b'"', b"\\", b"{", b"}", b"[", b"]", b",", b":", b"\n", b"\r", b"\r\n", b"\t", b" ", b"\x00",
-    b"\xff", b"\xc3", b"\xed\xa0\x80", b"\xf0\x9f", b"\\ud800", b"\\udc00", b"\\u0000",
-    b"\\", b"1e999", b"-0", b"NaN", b"Infinity", b"null", b"true", b"18446744073709551616",
-    b"123456789012345678901234567890", b'"type"', b'"control_request"', b'"user"',
-    b'"jsonrpc":"2.0"', b'{"a":', b"[[[[[[[[", b"]]]]", b"\xef\xbb\xbf",
-)  # fmt: skip
+    b'"',
+    b"\\",
+    b"{",
+    b"}",
+    b"[",
+    b"]",
+    b",",
+    b":",
+    b"\n",
+    b"\r",
+    b"\r\n",
+    b"\t",
+    b" ",
+    b"\x00",
+    b"\xff",
+    b"\xc3",
+    b"\xed\xa0\x80",
+    b"\xf0\x9f",
+    b"\\ud800",
+    b"\\udc00",
+    b"\\u0000",
+    b"\\",
+    b"1e999",
+    b"-0",
+    b"NaN",
+    b"Infinity",
+    b"null",
+    b"true",
+    b"18446744073709551616",
+    b"123456789012345678901234567890",
+    b'"type"',
+    b'"control_request"',
+    b'"user"',
+    b'"jsonrpc":"2.0"',
+    b'{"a":',
+    b"[[[[[[[[",
+    b"]]]]",
+    b"\xef\xbb\xbf",
+)
 """Byte strings inserted by :func:`mutate_bytes`."""
 
 DEPTHS = (2, 64, 254, 255, 256, 1000, 1023, 1024, 1025, 3000)
@@ -197,8 +385,23 @@ def random_text(c: Chooser, max_atoms: int = 12) -> str:
 def big_text(c: Chooser) -> str:
     """A string that may cross the 65,536-byte budget: a repeated atom or word, plus noise."""
     unit = (c.pick(ATOMS) if c.integer(0, 1) else random_text(c, 4) or "x")[:4]
-    times = c.pick((1, 100, 1000, 10_000, 16_383, 16_384, 21_845, 32_767, 65_534, 65_535,
-                    65_536, 70_000, 200_000))  # fmt: skip
+    times = c.pick(
+        (
+            1,
+            100,
+            1000,
+            10_000,
+            16_383,
+            16_384,
+            21_845,
+            32_767,
+            65_534,
+            65_535,
+            65_536,
+            70_000,
+            200_000,
+        )
+    )
     return random_text(c, 3) + unit * times + random_text(c, 3)
 
 
@@ -293,8 +496,18 @@ def mutate_tree(c: Chooser, value: Any) -> Any:
             node.insert(c.integer(0, len(node)), interesting_value(c))
         return value
     if op == 6 and isinstance(node, str):
-        return _replace(value, path, c.pick((node + random_text(c), node * c.integer(2, 9),
-                                             node[: c.integer(0, len(node))], big_text(c))))  # fmt: skip
+        return _replace(
+            value,
+            path,
+            c.pick(
+                (
+                    node + random_text(c),
+                    node * c.integer(2, 9),
+                    node[: c.integer(0, len(node))],
+                    big_text(c),
+                )
+            ),
+        )
     if op == 7:  # wrap the node
         return _replace(value, path, c.pick(([node], {c.pick(WORDS): node})))
     return _replace(value, path, interesting_value(c))
@@ -318,8 +531,9 @@ def dumps(c: Chooser, value: Any) -> bytes:
     return write_json(value, separators=separators).encode("utf-8", "surrogatepass")
 
 
-def write_json(value: Any, *, ascii_only: bool = False,
-               separators: tuple[str, str] = (", ", ": ")) -> str:  # fmt: skip
+def write_json(
+    value: Any, *, ascii_only: bool = False, separators: tuple[str, str] = (", ", ": ")
+) -> str:
     """JSON text of ``value`` written with an explicit stack (any depth; NaN as ``NaN``)."""
     comma, colon = separators
     out: list[str] = []
@@ -388,8 +602,9 @@ def mutated_json(c: Chooser, pool: Sequence[bytes], rounds: int = 3) -> bytes:
     return dumps(c, value)
 
 
-def mutated_bytes(c: Chooser, pool: Sequence[bytes], start: Sequence[bytes] = (),
-                  rounds: int = 4) -> bytes:  # fmt: skip
+def mutated_bytes(
+    c: Chooser, pool: Sequence[bytes], start: Sequence[bytes] = (), rounds: int = 4
+) -> bytes:
     """A seed mutated as bytes ``0..rounds`` times."""
     data = c.pick(start or pool)
     for _ in range(c.integer(0, rounds)):
@@ -408,7 +623,9 @@ def from_chooser(build: Callable[[Chooser], T]) -> st.SearchStrategy[T]:
     return strategy()
 
 
-def fuzz_line(c: Chooser, pool: Sequence[bytes], grammar: Callable[[Chooser], Any] | None = None) -> bytes:
+def fuzz_line(
+    c: Chooser, pool: Sequence[bytes], grammar: Callable[[Chooser], Any] | None = None
+) -> bytes:
     """One input line: a seed, a mutated seed, a grammar message or arbitrary bytes or JSON.
 
     Newlines inside the result are kept: a driver that splits on them sees several lines.

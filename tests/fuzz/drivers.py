@@ -75,8 +75,14 @@ BUDGET = TOOL_RESULT_JSON_BYTE_BUDGET
 TIMEOUT_S = 60.0
 """Longest one driven input may take before it counts as a hang."""
 DOCUMENTED_ACP_ERRORS = frozenset({-32700, -32600, -32601, -32602})
-SESSION_ARGV = ("--input-format", "stream-json", "--output-format", "stream-json",
-                "--model", "scripted:done")  # fmt: skip
+SESSION_ARGV = (
+    "--input-format",
+    "stream-json",
+    "--output-format",
+    "stream-json",
+    "--model",
+    "scripted:done",
+)
 ACP_ARGV = ("--acp", "--model", "scripted:done")
 
 
@@ -268,8 +274,9 @@ def utf16(text: str) -> bytes:
     return text.encode("utf-16-le", "surrogatepass")
 
 
-def check_projected(original: str, out: str, budget: int = BUDGET,
-                    marker: str = HEADLESS_TRUNCATION_MARKER) -> None:  # fmt: skip
+def check_projected(
+    original: str, out: str, budget: int = BUDGET, marker: str = HEADLESS_TRUNCATION_MARKER
+) -> None:
     """The projection invariants of ``out = project_json_string(original, budget, marker)``,
     compared in UTF-16 code units."""
     size = len(encode(out))
@@ -286,10 +293,11 @@ def check_projected(original: str, out: str, budget: int = BUDGET,
     if mark not in units:
         assert len(starts) == 1, "the marker appears more than once"
     assert any(
-        units.startswith(out_units[:i]) and units.endswith(out_units[i + len(mark) :])
+        units.startswith(out_units[:i])
+        and units.endswith(out_units[i + len(mark) :])
         and len(out_units) - len(mark) < len(units)
         for i in starts
-    ), "the preview is not a head prefix + marker + tail suffix"  # fmt: skip
+    ), "the preview is not a head prefix + marker + tail suffix"
 
 
 def check_tool_result_content(content: Any, texts: Sequence[str]) -> None:
@@ -331,10 +339,11 @@ def check_preview(out: str, texts: Sequence[str], marker: str) -> None:
     out_units, mark = utf16(out), utf16(marker)
     starts = [i for i in positions_bytes(out_units, mark) if i % 2 == 0]
     assert any(
-        utf16(original).startswith(out_units[:i]) and utf16(original).endswith(out_units[i + len(mark) :])
+        utf16(original).startswith(out_units[:i])
+        and utf16(original).endswith(out_units[i + len(mark) :])
         for original in texts
         for i in starts
-    ), "a truncated result that is no head + marker + tail of a known text"  # fmt: skip
+    ), "a truncated result that is no head + marker + tail of a known text"
 
 
 # -- stream-JSON session ----------------------------------------------------------------------
@@ -363,7 +372,11 @@ def _prompt_kind(message: Any) -> str:
         return "bad"
     parts: list[str] = []
     for block in content:
-        if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
+        if (
+            isinstance(block, dict)
+            and block.get("type") == "text"
+            and isinstance(block.get("text"), str)
+        ):
             parts.append(block["text"])
         else:
             try:
@@ -499,8 +512,12 @@ def _not_wired(message: JsonDict) -> None:
     raise RuntimeError("emit before the session was wired")
 
 
-def run_session_driven(lines: Sequence[bytes], answers: Sequence[bytes], plan: ToolPlan | None,
-                       argv: Sequence[str] = SESSION_ARGV) -> tuple[Captured, list[bytes]]:  # fmt: skip
+def run_session_driven(
+    lines: Sequence[bytes],
+    answers: Sequence[bytes],
+    plan: ToolPlan | None,
+    argv: Sequence[str] = SESSION_ARGV,
+) -> tuple[Captured, list[bytes]]:
     """Drive a session line by line on the event loop, answering its ``can_use_tool``
     requests with ``answers`` (``$RID`` replaced by the request id) in order; in tool mode
     when ``plan`` is given.  Returns what was written and every line handled, in order."""
@@ -619,9 +636,11 @@ def check_session(lines: Sequence[bytes], run: Captured, texts: Sequence[str] = 
     named = [
         int(r["error"]["message"].split("line ", 1)[1].split(":", 1)[0])
         for r in results
-        if r.get("is_error") and str(r.get("error", {}).get("message", "")).startswith(
-            "Failed to parse stream-json line ")
-    ]  # fmt: skip
+        if r.get("is_error")
+        and str(r.get("error", {}).get("message", "")).startswith(
+            "Failed to parse stream-json line "
+        )
+    ]
     assert named == expect.rejected, f"error results name lines {named}, expected {expect.rejected}"
     for n in expect.noted:
         assert f"stdin line {n}:" in run.stderr, f"stderr does not name line {n}"
@@ -749,8 +768,12 @@ def _id_key(value: Any) -> bytes:
     return encode(value)
 
 
-def run_acp_driven(lines: Sequence[bytes], answers: Sequence[bytes], plan: ToolPlan | None,
-                   argv: Sequence[str] = ACP_ARGV) -> tuple[Captured, list[bytes]]:  # fmt: skip
+def run_acp_driven(
+    lines: Sequence[bytes],
+    answers: Sequence[bytes],
+    plan: ToolPlan | None,
+    argv: Sequence[str] = ACP_ARGV,
+) -> tuple[Captured, list[bytes]]:
     """Drive an ACP server line by line on the event loop.
 
     ``$SID`` in a line becomes the id of the last session created, ``$CWD`` the project
@@ -858,8 +881,11 @@ def check_acp(fed: Sequence[bytes], run: Captured, texts: Sequence[str] = ()) ->
         if "error" in frame:
             code = frame["error"].get("code")
             assert code in DOCUMENTED_ACP_ERRORS, f"undocumented error {frame['error']}"
-    got_errors = Counter((_id_key(f.get("id")), f["error"]["code"]) for f in responses
-                         if "error" in f and f["error"]["code"] in (-32700, -32600))  # fmt: skip
+    got_errors = Counter(
+        (_id_key(f.get("id")), f["error"]["code"])
+        for f in responses
+        if "error" in f and f["error"]["code"] in (-32700, -32600)
+    )
     assert got_errors == expected_errors, f"parse/invalid errors {got_errors} != {expected_errors}"
     texts = [*texts, *strings_in(fed)] if texts else []
     for frame in frames:

@@ -146,21 +146,34 @@ def install() -> None:
     _wrap(bound.BoundFilter, "feed", lambda _self, data: record_lines("bound", data))
     _wrap(scripted, "parse_script", lambda text, source="": record("script", text))
     _wrap(definitions, "parse_agent_file", lambda text, source="": record("agent", text))
-    _wrap(config, "parse_mcp_config_arg",
-          lambda value, cwd: record("mcp", value) if value.lstrip().startswith("{") else None)  # fmt: skip
+    _wrap(
+        config,
+        "parse_mcp_config_arg",
+        lambda value, cwd: record("mcp", value) if value.lstrip().startswith("{") else None,
+    )
     _wrap(config, "parse_mcp_servers", lambda data, *a, **k: record("mcp", _json(data)))
-    _wrap(config, "parse_server",
-          lambda name, raw, *a, **k: record("mcp", _json({"mcpServers": {name: raw}})))  # fmt: skip
-    _wrap(config, "parse_acp_servers",
-          lambda servers, *a, **k: record("mcp", _json({"acp": servers})))  # fmt: skip
+    _wrap(
+        config,
+        "parse_server",
+        lambda name, raw, *a, **k: record("mcp", _json({"mcpServers": {name: raw}})),
+    )
+    _wrap(
+        config, "parse_acp_servers", lambda servers, *a, **k: record("mcp", _json({"acp": servers}))
+    )
     import headwire.projection as projection
 
     for owner in (headless, projection):
         _wrap(owner, "project_tool_result_content", lambda text: record("projection", text))
-    _wrap(projection, "project_acp_tool_call_update",
-          lambda update: record("projection", _json(update)))  # fmt: skip
-    _wrap(acp_projection, "project_acp_tool_call_update",
-          lambda update: record("projection", _json(update)))  # fmt: skip
+    _wrap(
+        projection,
+        "project_acp_tool_call_update",
+        lambda update: record("projection", _json(update)),
+    )
+    _wrap(
+        acp_projection,
+        "project_acp_tool_call_update",
+        lambda update: record("projection", _json(update)),
+    )
     _wrap(subprocess, "run", _on_subprocess)
 
     original_write_text = Path.write_text
@@ -202,8 +215,8 @@ DOCUMENTED_AGENTS = (
     "---\nname: reviewer\ndescription: Reviews a diff\ntools: read_file, grep_search\n---\n"
     "You are a careful reviewer...\n",
     "---\nname: lister\ndescription: lists\ntools:\n  - glob\n  - 'ls'\n---\nList files.\n",
-    "---\nname: all # every tool\ndescription: \"quoted\"\n# a comment\n---\n",
-    "---\nname: reader\ntools: [read_file, \"glob\"]\n---\nRead.\n",
+    '---\nname: all # every tool\ndescription: "quoted"\n# a comment\n---\n',
+    '---\nname: reader\ntools: [read_file, "glob"]\n---\nRead.\n',
 )
 """The agent-file examples of :mod:`headwire.runtime.agents.definitions` (the unit tests write
 only one agent file)."""

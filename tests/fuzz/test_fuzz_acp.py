@@ -44,26 +44,44 @@ from tests.fuzz.drivers import (
 )
 from tests.fuzz.test_fuzz_session import run_cli, tool_texts
 
-METHODS = ("initialize", "session/new", "session/load", "session/prompt", "session/set_mode",
-           "session/cancel", "session/unknown", "authenticate", "")  # fmt: skip
+METHODS = (
+    "initialize",
+    "session/new",
+    "session/load",
+    "session/prompt",
+    "session/set_mode",
+    "session/cancel",
+    "session/unknown",
+    "authenticate",
+    "",
+)
 
 
 def msg_id(c: Chooser) -> Any:
     """A request id: small integers and strings mostly, anything sometimes."""
-    return c.pick((1, 2, 3, "a", "b", 0, -1, 1.5, 2**53 + 1, None)) if c.integer(0, 5) else (
-        interesting_value(c))
+    return (
+        c.pick((1, 2, 3, "a", "b", 0, -1, 1.5, 2**53 + 1, None))
+        if c.integer(0, 5)
+        else (interesting_value(c))
+    )
 
 
 def session_id(c: Chooser) -> Any:
     """``$SID`` (the live session) mostly, else odd ids (long, traversing, not strings)."""
-    return "$SID" if c.integer(0, 3) else c.pick(("nope", "../../x", "a" * 300, "", 5, None,
-                                                  "\x00", random_text(c)))  # fmt: skip
+    return (
+        "$SID"
+        if c.integer(0, 3)
+        else c.pick(("nope", "../../x", "a" * 300, "", 5, None, "\x00", random_text(c)))
+    )
 
 
 def cwd(c: Chooser) -> Any:
     """``$CWD`` (the project) mostly, else odd paths."""
-    return "$CWD" if c.integer(0, 3) else c.pick(("/", "relative", "", "/nonexistent/x",
-                                                  "/" + "a" * 5000, "/tmp\x00x", 7, None))  # fmt: skip
+    return (
+        "$CWD"
+        if c.integer(0, 3)
+        else c.pick(("/", "relative", "", "/nonexistent/x", "/" + "a" * 5000, "/tmp\x00x", 7, None))
+    )
 
 
 def prompt_blocks(c: Chooser) -> Any:
@@ -76,11 +94,18 @@ def prompt_blocks(c: Chooser) -> Any:
         if kind <= 1:
             blocks.append({"type": "text", "text": c.pick(("hi", "", random_text(c), big_text(c)))})
         elif kind == 2:
-            blocks.append({"type": "resource_link", "uri": c.pick(("file:///x", 5, "")),
-                           "name": "x"})  # fmt: skip
+            blocks.append(
+                {"type": "resource_link", "uri": c.pick(("file:///x", 5, "")), "name": "x"}
+            )
         elif kind == 3:
-            blocks.append({"type": "resource", "resource": c.pick(({"uri": "file:///a", "text": "t"},
-                                                                   {"uri": 1, "blob": "AA=="}, {}))})  # fmt: skip
+            blocks.append(
+                {
+                    "type": "resource",
+                    "resource": c.pick(
+                        ({"uri": "file:///a", "text": "t"}, {"uri": 1, "blob": "AA=="}, {})
+                    ),
+                }
+            )
         elif kind == 4:
             blocks.append({"type": c.pick(("image", "audio", 5, None)), "data": ""})
         else:
@@ -93,19 +118,27 @@ def params(c: Chooser, method: str) -> Any:
     if not c.integer(0, 9):
         return interesting_value(c)
     if method == "initialize":
-        return {"protocolVersion": c.pick((1, 1, 2, "1", None, 1.5, True, 2**64)),
-                "clientCapabilities": c.pick(({}, {"fs": {"readTextFile": True}}, None))}  # fmt: skip
+        return {
+            "protocolVersion": c.pick((1, 1, 2, "1", None, 1.5, True, 2**64)),
+            "clientCapabilities": c.pick(({}, {"fs": {"readTextFile": True}}, None)),
+        }
     if method in ("session/new", "session/load"):
-        p: dict[str, Any] = {"cwd": cwd(c), "mcpServers": c.pick(([], [], [{"name": "x", "command": "true"}],
-                                                                  "x", [{"noname": 1}], [5]))}  # fmt: skip
+        p: dict[str, Any] = {
+            "cwd": cwd(c),
+            "mcpServers": c.pick(
+                ([], [], [{"name": "x", "command": "true"}], "x", [{"noname": 1}], [5])
+            ),
+        }
         if method == "session/load":
             p["sessionId"] = session_id(c)
         return p
     if method == "session/prompt":
         return {"sessionId": session_id(c), "prompt": prompt_blocks(c)}
     if method == "session/set_mode":
-        return {"sessionId": session_id(c),
-                "modeId": c.pick(("default", "plan", "auto-edit", "yolo", "nope", 5, None))}  # fmt: skip
+        return {
+            "sessionId": session_id(c),
+            "modeId": c.pick(("default", "plan", "auto-edit", "yolo", "nope", 5, None)),
+        }
     return {"sessionId": session_id(c)}
 
 
@@ -119,27 +152,46 @@ def acp_message(c: Chooser) -> Any:
         method = c.pick(("session/cancel", "session/cancel", "initialized", "x"))
         return {"jsonrpc": "2.0", "method": method, "params": params(c, method)}
     if kind == 8:
-        return {"jsonrpc": "2.0", "id": c.pick((0, 1, 7, "x")),
-                "result": c.pick((None, {}, {"outcome": {"outcome": "cancelled"}}))}  # fmt: skip
-    return {"jsonrpc": c.pick(("1.0", 2, None, "2.0")), "id": msg_id(c),
-            "method": c.pick((5, None, "initialize", ["x"]))}  # fmt: skip
+        return {
+            "jsonrpc": "2.0",
+            "id": c.pick((0, 1, 7, "x")),
+            "result": c.pick((None, {}, {"outcome": {"outcome": "cancelled"}})),
+        }
+    return {
+        "jsonrpc": c.pick(("1.0", 2, None, "2.0")),
+        "id": msg_id(c),
+        "method": c.pick((5, None, "initialize", ["x"])),
+    }
 
 
 def permission_answer(c: Chooser) -> bytes:
     """An answer to ``session/request_permission`` (``$ID`` is the request's id)."""
-    outcome: Any = c.pick((
-        {"outcome": "selected", "optionId": "proceed_once"},
-        {"outcome": "selected", "optionId": "proceed_always"},
-        {"outcome": "selected", "optionId": "cancel"},
-        {"outcome": "selected", "optionId": c.pick(("x", 5, None))},
-        {"outcome": "cancelled"}, None, "selected", {},
-    ))  # fmt: skip
+    outcome: Any = c.pick(
+        (
+            {"outcome": "selected", "optionId": "proceed_once"},
+            {"outcome": "selected", "optionId": "proceed_always"},
+            {"outcome": "selected", "optionId": "cancel"},
+            {"outcome": "selected", "optionId": c.pick(("x", 5, None))},
+            {"outcome": "cancelled"},
+            None,
+            "selected",
+            {},
+        )
+    )
     body: dict[str, Any] = {"jsonrpc": "2.0", "id": "$ID"}
     if c.integer(0, 5):
         body["result"] = {"outcome": outcome} if c.integer(0, 5) else interesting_value(c)
     else:
-        body["error"] = c.pick(({"code": -32000, "message": "no"}, "broken", None, 5, nested(c),
-                                {"code": c.pick((1, "x", None)), "message": nested(c)}))  # fmt: skip
+        body["error"] = c.pick(
+            (
+                {"code": -32000, "message": "no"},
+                "broken",
+                None,
+                5,
+                nested(c),
+                {"code": c.pick((1, "x", None)), "message": nested(c)},
+            )
+        )
     return dumps(c, body)
 
 
@@ -166,11 +218,15 @@ def acp_case(c: Chooser) -> tuple[list[bytes], list[bytes], ToolPlan | None]:
     lines = acp_lines(c)
     if not c.integer(0, 1):
         return lines, [], None
-    lines.append(b'{"jsonrpc":"2.0","id":"p","method":"session/prompt",'
-                 b'"params":{"sessionId":"$SID","prompt":[{"type":"text","text":"go"}]}}')  # fmt: skip
+    lines.append(
+        b'{"jsonrpc":"2.0","id":"p","method":"session/prompt",'
+        b'"params":{"sessionId":"$SID","prompt":[{"type":"text","text":"go"}]}}'
+    )
     pool = seeds("acp")
-    answers = [unambiguous(fuzz_line(c, pool) if not c.integer(0, 4) else permission_answer(c))
-               for _ in range(c.integer(0, 3))]  # fmt: skip
+    answers = [
+        unambiguous(fuzz_line(c, pool) if not c.integer(0, 4) else permission_answer(c))
+        for _ in range(c.integer(0, 3))
+    ]
     return lines, answers, ToolPlan(tool_texts(c))
 
 
@@ -205,8 +261,11 @@ def test_parse_message_classifies_every_line(line: bytes) -> None:
 def test_deep_nesting_is_a_parse_error_not_a_crash() -> None:
     """Finding: a line nested past the recursion limit (after orjson refused it) raised
     ``RecursionError`` out of ``parse_message`` and killed the server."""
-    for line in (b"[" * 100_000, b'{"a":' * 5000 + b"1" + b"}" * 5000,
-                 b"[" * 2000 + b'"\\ud800"' + b"]" * 2000):  # fmt: skip
+    for line in (
+        b"[" * 100_000,
+        b'{"a":' * 5000 + b"1" + b"}" * 5000,
+        b"[" * 2000 + b'"\\ud800"' + b"]" * 2000,
+    ):
         message = rpc.parse_message(line)
         assert isinstance(message, rpc.BadMessage) and message.code == rpc.PARSE_ERROR
     run, fed = run_acp_driven([b"[" * 100_000, INIT], [], None)
@@ -215,11 +274,16 @@ def test_deep_nesting_is_a_parse_error_not_a_crash() -> None:
 
 def test_overlong_session_id_and_cwd_are_invalid_params() -> None:
     """A ``sessionId`` or ``cwd`` too long for the file system is -32602, not -32603."""
-    lines = [INIT, NEW,
-             b'{"jsonrpc":"2.0","id":1,"method":"session/load","params":{"sessionId":"'
-             + b"a" * 300 + b'","cwd":"$CWD","mcpServers":[]}}',
-             b'{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/'
-             + b"a/" * 3000 + b'","mcpServers":[]}}']  # fmt: skip
+    lines = [
+        INIT,
+        NEW,
+        b'{"jsonrpc":"2.0","id":1,"method":"session/load","params":{"sessionId":"'
+        + b"a" * 300
+        + b'","cwd":"$CWD","mcpServers":[]}}',
+        b'{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/'
+        + b"a/" * 3000
+        + b'","mcpServers":[]}}',
+    ]
     run, fed = run_acp_driven(lines, [], None)
     check_acp(fed, run)
 
@@ -230,7 +294,9 @@ def test_overlong_session_id_and_cwd_are_invalid_params() -> None:
 def no_mcp_servers(line: bytes) -> bytes:
     """``line`` with any ``mcpServers`` of a request emptied: the CLI would start them."""
     message = rpc.parse_message(line)
-    if not isinstance(message, rpc.Request | rpc.Notification) or not isinstance(message.params, dict):
+    if not isinstance(message, rpc.Request | rpc.Notification) or not isinstance(
+        message.params, dict
+    ):
         return line
     if message.params.get("mcpServers") in (None, []):
         return line
@@ -250,8 +316,9 @@ def test_the_acp_cli_answers_every_line(lines: list[bytes]) -> None:
     """A batch through ``python -m headwire --acp``: exit 0, one answer per request."""
     with tempfile.TemporaryDirectory(prefix="headwire-fuzz-acp-") as tmp:
         project = encode(tmp)[1:-1]
-        pieces = [no_mcp_servers(p.replace(b"$CWD", project))
-                  for line in lines for p in line.split(b"\n")]  # fmt: skip
+        pieces = [
+            no_mcp_servers(p.replace(b"$CWD", project)) for line in lines for p in line.split(b"\n")
+        ]
         run = run_cli(["--acp", "--model", "scripted:done"], b"\n".join(pieces) + b"\n", Path(tmp))
     assert all(isinstance(f, dict) for f in output_frames(run.stdout))
     check_acp(pieces, run)
@@ -261,7 +328,10 @@ def test_deeply_nested_cancel_session_id_is_not_a_crash() -> None:
     """Finding: ``session/cancel`` with a ``sessionId`` nested ~1,000 deep overflowed the stack
     in ``repr()`` while noting the unknown session, and the server died."""
     deep = b"[" * 1000 + b"]" * 1000
-    lines = [b'{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":' + deep + b"}}", INIT]
+    lines = [
+        b'{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":' + deep + b"}}",
+        INIT,
+    ]
     run, fed = run_acp_driven(lines, [], None)
     check_acp(fed, run)
 
@@ -271,11 +341,17 @@ def test_deeply_nested_error_answers_are_not_a_crash() -> None:
     overflowed the stack: in ``parse_message`` (the server died) and in the permission request
     (the prompt failed with -32603 and a traceback)."""
     deep = b"[" * 1000 + b"]" * 1000
-    assert isinstance(rpc.parse_message(b'{"jsonrpc":"2.0","id":7,"error":' + deep + b"}"), rpc.Response)
-    prompt = (b'{"jsonrpc":"2.0","id":"p","method":"session/prompt",'
-              b'"params":{"sessionId":"$SID","prompt":[{"type":"text","text":"go"}]}}')  # fmt: skip
-    for answer in (b'{"jsonrpc":"2.0","id":"$ID","error":' + deep + b"}",
-                   b'{"jsonrpc":"2.0","id":"$ID","error":{"code":1,"message":' + deep + b"}}"):  # fmt: skip
+    assert isinstance(
+        rpc.parse_message(b'{"jsonrpc":"2.0","id":7,"error":' + deep + b"}"), rpc.Response
+    )
+    prompt = (
+        b'{"jsonrpc":"2.0","id":"p","method":"session/prompt",'
+        b'"params":{"sessionId":"$SID","prompt":[{"type":"text","text":"go"}]}}'
+    )
+    for answer in (
+        b'{"jsonrpc":"2.0","id":"$ID","error":' + deep + b"}",
+        b'{"jsonrpc":"2.0","id":"$ID","error":{"code":1,"message":' + deep + b"}}",
+    ):
         run, fed = run_acp_driven([INIT, NEW, prompt], [answer], ToolPlan([("shown", None)]))
         check_acp(fed, run, ["shown"])
         assert b'"stopReason":"end_turn"' in run.stdout

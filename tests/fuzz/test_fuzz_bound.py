@@ -48,42 +48,75 @@ def tool_content(c: Chooser) -> Any:
     if kind <= 1:
         return big_text(c)
     if kind == 2:
-        return [{"type": "text", "text": big_text(c) if c.integer(0, 1) else random_text(c)}
-                for _ in range(c.integer(0, 4))]  # fmt: skip
+        return [
+            {"type": "text", "text": big_text(c) if c.integer(0, 1) else random_text(c)}
+            for _ in range(c.integer(0, 4))
+        ]
     if kind == 3:
-        return [c.pick(({"type": "text", "text": big_text(c)}, {"type": "image", "data": "x"},
-                        {"text": "t", "type": "text"}, interesting_value(c)))
-                for _ in range(c.integer(1, 3))]  # fmt: skip
+        return [
+            c.pick(
+                (
+                    {"type": "text", "text": big_text(c)},
+                    {"type": "image", "data": "x"},
+                    {"text": "t", "type": "text"},
+                    interesting_value(c),
+                )
+            )
+            for _ in range(c.integer(1, 3))
+        ]
     return interesting_value(c)
 
 
 def user_message(c: Chooser) -> dict[str, Any]:
     """A headless ``user`` message with tool results."""
-    blocks = [{"type": "tool_result", "tool_use_id": "call_1", "is_error": False,
-               "content": tool_content(c)} for _ in range(c.integer(1, 2))]  # fmt: skip
-    return {"type": "user", "uuid": "u", "session_id": "s", "parent_tool_use_id": None,
-            "message": {"role": "user", "content": blocks}}  # fmt: skip
+    blocks = [
+        {
+            "type": "tool_result",
+            "tool_use_id": "call_1",
+            "is_error": False,
+            "content": tool_content(c),
+        }
+        for _ in range(c.integer(1, 2))
+    ]
+    return {
+        "type": "user",
+        "uuid": "u",
+        "session_id": "s",
+        "parent_tool_use_id": None,
+        "message": {"role": "user", "content": blocks},
+    }
 
 
 def acp_update(c: Chooser) -> dict[str, Any]:
     """A ``tool_call_update`` with big text."""
     text = big_text(c)
-    return {"sessionUpdate": "tool_call_update", "toolCallId": "call_1", "status": "completed",
-            "content": [{"type": "content", "content": {"type": "text", "text": text}}],
-            "rawOutput": text if c.integer(0, 1) else interesting_value(c),
-            "_meta": {"toolName": c.pick(("run_shell_command", "present_ui", "x"))}}  # fmt: skip
+    return {
+        "sessionUpdate": "tool_call_update",
+        "toolCallId": "call_1",
+        "status": "completed",
+        "content": [{"type": "content", "content": {"type": "text", "text": text}}],
+        "rawOutput": text if c.integer(0, 1) else interesting_value(c),
+        "_meta": {"toolName": c.pick(("run_shell_command", "present_ui", "x"))},
+    }
 
 
 def acp_frame(c: Chooser) -> dict[str, Any]:
     """A ``session/update`` notification, or a ``session/load`` response replaying updates."""
     kind = c.integer(0, 3)
     if kind <= 1:
-        return {"jsonrpc": "2.0", "method": "session/update",
-                "params": {"sessionId": "s", "update": acp_update(c)}}  # fmt: skip
+        return {
+            "jsonrpc": "2.0",
+            "method": "session/update",
+            "params": {"sessionId": "s", "update": acp_update(c)},
+        }
     updates = [acp_update(c) for _ in range(c.integer(0, 2))]
-    result: dict[str, Any] = c.pick(({"_meta": {LOAD_REPLAY_META_KEY: {"updates": updates}}},
-                                     {"updates": updates},
-                                     {"events": [{"type": "u", "data": u} for u in updates]}))  # fmt: skip
+    result: dict[str, Any] = c.pick(
+        (
+            {"_meta": {LOAD_REPLAY_META_KEY: {"updates": updates}}},
+            {"updates": updates},
+            {"events": [{"type": "u", "data": u} for u in updates]},
+        )
+    )
     return {"jsonrpc": "2.0", "id": 1, "result": result}
 
 
@@ -111,7 +144,9 @@ def stream(c: Chooser) -> tuple[bytes, list[int], Format, bool]:
     return data, cuts, c.pick(list(Format)), bool(c.integer(0, 1))
 
 
-def run_filter(data: bytes, cuts: list[int], fmt: Format, validate: bool) -> tuple[bytes, BoundFilter]:
+def run_filter(
+    data: bytes, cuts: list[int], fmt: Format, validate: bool
+) -> tuple[bytes, BoundFilter]:
     """Feed ``data`` split at ``cuts``; return the output bytes and the filter."""
     f = BoundFilter(fmt, validate=validate)
     out: list[bytes] = []
@@ -173,14 +208,22 @@ def test_bound_line_never_raises(line: bytes, fmt: Format) -> None:
 
 
 @fuzz_settings(100)
-@given(from_chooser(lambda c: [b for b in (tool_content(c) for _ in range(2)) if isinstance(b, list)]
-                    or [[]]))  # fmt: skip
+@given(
+    from_chooser(
+        lambda c: [b for b in (tool_content(c) for _ in range(2)) if isinstance(b, list)] or [[]]
+    )
+)
 def test_text_block_lists_fit_or_are_left_alone(lists: list[list[Any]]) -> None:
     """The text-block rule: a pure text-block list comes back within budget, others as is."""
     for blocks in lists:
         out = project_text_block_list(blocks)
-        pure = all(isinstance(b, dict) and len(b) == 2 and b.get("type") == "text"
-                   and isinstance(b.get("text"), str) for b in blocks)  # fmt: skip
+        pure = all(
+            isinstance(b, dict)
+            and len(b) == 2
+            and b.get("type") == "text"
+            and isinstance(b.get("text"), str)
+            for b in blocks
+        )
         if not pure:
             assert out is blocks
         else:
@@ -195,8 +238,10 @@ def test_a_deeply_nested_line_with_a_large_result_goes_out_unchanged() -> None:
     """Finding: a line orjson reads (up to 1,024 levels) but cannot write (over 254), with a
     result to bound, raised out of ``bound_line`` and ended ``headwire bound``."""
     deep = b"[" * 300 + b"]" * 300
-    line = (b'{"type":"user","deep":' + deep + b',"message":{"content":[{"type":"tool_result",'
-            b'"content":"' + b"x" * 70_000 + b'"}]}}\n')  # fmt: skip
+    line = (
+        b'{"type":"user","deep":' + deep + b',"message":{"content":[{"type":"tool_result",'
+        b'"content":"' + b"x" * 70_000 + b'"}]}}\n'
+    )
     outcome = bound_line(line, Format.STREAM_JSON)
     assert outcome.output is None and outcome.error is not None
     out, f = run_filter(line, [], Format.STREAM_JSON, False)
@@ -217,11 +262,17 @@ def test_deep_lines_are_judged_the_same_whatever_the_stack() -> None:
     an error depended on which recursion ran out first (one frame more when the line was
     completed across reads); a line too deep to write again is now left unbounded up front."""
     for depth in (253, 254, 255, 400, 600, 1000):
-        line = (b'{"type":"user","deep":' + b"[" * depth + b"]" * depth + b',"message":{"content":'
-                b'[{"type":"tool_result","content":"' + b"x" * 70_000 + b'"}]}}\n')  # fmt: skip
+        line = (
+            b'{"type":"user","deep":' + b"[" * depth + b"]" * depth + b',"message":{"content":'
+            b'[{"type":"tool_result","content":"' + b"x" * 70_000 + b'"}]}}\n'
+        )
         with production_recursion_limit():
-            outs = {run_filter(b"{}\n" + line, cuts, Format.STREAM_JSON, False)[0]
-                    for cuts in ([], [1], [3], [4, 5000])}  # fmt: skip
-            warnings = {tuple(run_filter(b"{}\n" + line, cuts, Format.STREAM_JSON, False)[1].warnings)
-                        for cuts in ([], [1], [3], [4, 5000])}  # fmt: skip
+            outs = {
+                run_filter(b"{}\n" + line, cuts, Format.STREAM_JSON, False)[0]
+                for cuts in ([], [1], [3], [4, 5000])
+            }
+            warnings = {
+                tuple(run_filter(b"{}\n" + line, cuts, Format.STREAM_JSON, False)[1].warnings)
+                for cuts in ([], [1], [3], [4, 5000])
+            }
         assert len(outs) == 1 and len(warnings) == 1, depth

@@ -66,8 +66,16 @@ def script_turn(c: Chooser) -> Any:
     for _ in range(c.integer(0, 3)):
         key = c.pick(("text", "thinking", "error", "tool", "args", "tools", "delay_s", "x"))
         if key == "tools":
-            turn[key] = c.pick(([{"name": "read_file", "args": {"path": "a"}}], [{"name": 5}],
-                                [{"args": {}}], "x", [], [{"name": "n", "args": []}]))  # fmt: skip
+            turn[key] = c.pick(
+                (
+                    [{"name": "read_file", "args": {"path": "a"}}],
+                    [{"name": 5}],
+                    [{"args": {}}],
+                    "x",
+                    [],
+                    [{"name": "n", "args": []}],
+                )
+            )
         elif key == "args":
             turn[key] = c.pick(({}, {"a": 1}, [], None))
         elif key == "delay_s":
@@ -84,8 +92,12 @@ def script_text(c: Chooser) -> str:
         return text_of(mutated_bytes(c, seeds("script")))
     if kind == 1:
         return text_of(dumps(c, [script_turn(c) for _ in range(c.integer(0, 4))]))
-    lines = [fuzz_line(c, seeds("script"), script_turn) if c.integer(0, 3) else
-             c.pick((b"", b"# comment", b"   ", b"  # x")) for _ in range(c.integer(0, 6))]  # fmt: skip
+    lines = [
+        fuzz_line(c, seeds("script"), script_turn)
+        if c.integer(0, 3)
+        else c.pick((b"", b"# comment", b"   ", b"  # x"))
+        for _ in range(c.integer(0, 6))
+    ]
     return text_of(b"\n".join(lines))
 
 
@@ -150,9 +162,16 @@ def test_agent_files_parse_or_raise_agent_file_error(text: str) -> None:
 
 
 @fuzz_settings(30)
-@given(from_chooser(lambda c: [mutated_bytes(c, seeds("agent"))
-                               if c.integer(0, 1) else agent_text(c).encode("utf-8", "replace")
-                               for _ in range(c.integer(1, 3))]))  # fmt: skip
+@given(
+    from_chooser(
+        lambda c: [
+            mutated_bytes(c, seeds("agent"))
+            if c.integer(0, 1)
+            else agent_text(c).encode("utf-8", "replace")
+            for _ in range(c.integer(1, 3))
+        ]
+    )
+)
 def test_load_agents_skips_bad_files(files: list[bytes]) -> None:
     """Loading a folder of fuzzed files never raises; the built-in agent is always there."""
     notes: list[str] = []
@@ -173,14 +192,52 @@ def server_entry(c: Chooser) -> Any:
         return interesting_value(c)
     entry: dict[str, Any] = {}
     for _ in range(c.integer(0, 5)):
-        key = c.pick(("command", "args", "env", "cwd", "httpUrl", "url", "headers", "type",
-                      "timeout", "trust", "includeTools", "excludeTools", "disabled"))  # fmt: skip
-        entry[key] = c.pick((
-            "node", "https://h/mcp", "http://x", "ftp://x", "$HOME/${X:-d}", "", " ",
-            ["a", "$B"], {"K": "v", "N": 5}, {"K": True}, "stdio", "sse", "streamable-http",
-            "sdk", 600_000, 0, -1, 1e300, 2**1100, True, None, [], random_text(c),
-            interesting_value(c), nested(c),
-        ))  # fmt: skip
+        key = c.pick(
+            (
+                "command",
+                "args",
+                "env",
+                "cwd",
+                "httpUrl",
+                "url",
+                "headers",
+                "type",
+                "timeout",
+                "trust",
+                "includeTools",
+                "excludeTools",
+                "disabled",
+            )
+        )
+        entry[key] = c.pick(
+            (
+                "node",
+                "https://h/mcp",
+                "http://x",
+                "ftp://x",
+                "$HOME/${X:-d}",
+                "",
+                " ",
+                ["a", "$B"],
+                {"K": "v", "N": 5},
+                {"K": True},
+                "stdio",
+                "sse",
+                "streamable-http",
+                "sdk",
+                600_000,
+                0,
+                -1,
+                1e300,
+                2**1100,
+                True,
+                None,
+                [],
+                random_text(c),
+                interesting_value(c),
+                nested(c),
+            )
+        )
     return entry
 
 
@@ -188,8 +245,10 @@ def settings_value(c: Chooser) -> Any:
     """A settings object (``mcpServers`` map), or anything else."""
     if not c.integer(0, 5):
         return interesting_value(c)
-    servers = {c.pick(("a", "b", "", " ", random_text(c, 2))): server_entry(c)
-               for _ in range(c.integer(0, 3))}  # fmt: skip
+    servers = {
+        c.pick(("a", "b", "", " ", random_text(c, 2))): server_entry(c)
+        for _ in range(c.integer(0, 3))
+    }
     return {"mcpServers": servers} if c.integer(0, 4) else servers
 
 
@@ -243,10 +302,20 @@ def acp_servers(c: Chooser) -> Any:
             entry["name"] = c.pick(("s", "", " ", 5, random_text(c, 2), interesting_value(c)))
             for key in ("env", "headers"):
                 if c.integer(0, 1):
-                    entry[key] = [c.pick(({"name": c.pick(("K", "", interesting_value(c))),
-                                           "value": c.pick(("v", 5, None, interesting_value(c)))},
-                                          "K=v", None, interesting_value(c)))
-                                  for _ in range(c.integer(0, 2))]  # fmt: skip
+                    entry[key] = [
+                        c.pick(
+                            (
+                                {
+                                    "name": c.pick(("K", "", interesting_value(c))),
+                                    "value": c.pick(("v", 5, None, interesting_value(c))),
+                                },
+                                "K=v",
+                                None,
+                                interesting_value(c),
+                            )
+                        )
+                        for _ in range(c.integer(0, 2))
+                    ]
         servers.append(entry)
     return servers
 
@@ -263,8 +332,15 @@ def test_acp_mcp_server_lists_never_raise(acp: Any) -> None:
 
 
 @fuzz_settings(40)
-@given(from_chooser(lambda c: (settings_text(c), settings_text(c),
-                               [text_of(settings_text(c)) for _ in range(c.integer(0, 1))])))  # fmt: skip
+@given(
+    from_chooser(
+        lambda c: (
+            settings_text(c),
+            settings_text(c),
+            [text_of(settings_text(c)) for _ in range(c.integer(0, 1))],
+        )
+    )
+)
 def test_settings_files_never_raise(case: tuple[bytes, bytes, list[str]]) -> None:
     """Broken user and project settings files are warnings; a broken ``--mcp-config`` is
     McpConfigError; nothing else escapes."""
@@ -303,7 +379,9 @@ def test_non_finite_and_huge_timeouts_are_config_errors() -> None:
     """Finding: ``"timeout": NaN`` (JSON text accepted by Python's reader), ``Infinity`` or
     an integer too large for a float raised ValueError/OverflowError instead of a problem."""
     for timeout in ("NaN", "Infinity", "-Infinity", "1e400", "1" + "0" * 400):
-        data, source = parse_mcp_config_arg(f'{{"a":{{"command":"x","timeout":{timeout}}}}}', Path("/"))
+        data, source = parse_mcp_config_arg(
+            f'{{"a":{{"command":"x","timeout":{timeout}}}}}', Path("/")
+        )
         servers, problems = parse_mcp_servers(data, source, {})
         assert not servers and "timeout" in problems[0]
 
@@ -334,7 +412,10 @@ def test_deeply_nested_acp_env_names_are_not_a_crash() -> None:
         deep = [deep]
     with production_recursion_limit():
         found, problems = parse_acp_servers(
-            [{"name": "s", "command": "x", "env": [{"name": deep, "value": "v"}]}], "session/new", {})
+            [{"name": "s", "command": "x", "env": [{"name": deep, "value": "v"}]}],
+            "session/new",
+            {},
+        )
     assert list(found) == ["s"] and not problems
 
 
@@ -345,6 +426,7 @@ def test_a_deeply_nested_type_is_a_problem_not_a_crash() -> None:
     for _ in range(2000):
         deep = [deep]
     with production_recursion_limit():
-        found, problems = parse_acp_servers([{"name": "s", "type": deep, "url": "http://x"}],
-                                            "session/new", {})  # fmt: skip
+        found, problems = parse_acp_servers(
+            [{"name": "s", "type": deep, "url": "http://x"}], "session/new", {}
+        )
     assert not found and "'type' must be one of" in problems[0]

@@ -80,11 +80,16 @@ def tool_response(c: Chooser) -> ToolResponse:
     def maybe() -> str | None:
         return c.pick((None, tool_text(c), "", " "))
 
-    return ToolResponse(call_id="call_1", name=c.pick(("run_shell_command", "x")), args={},
-                        output=maybe(), part_error=maybe() if not c.integer(0, 3) else None,
-                        error=maybe() if not c.integer(0, 3) else None,
-                        error_type=c.pick((None, "execution_denied", "execution_failed")),
-                        display=maybe())  # fmt: skip
+    return ToolResponse(
+        call_id="call_1",
+        name=c.pick(("run_shell_command", "x")),
+        args={},
+        output=maybe(),
+        part_error=maybe() if not c.integer(0, 3) else None,
+        error=maybe() if not c.integer(0, 3) else None,
+        error_type=c.pick((None, "execution_denied", "execution_failed")),
+        display=maybe(),
+    )
 
 
 @fuzz_settings(100)
@@ -94,8 +99,11 @@ def test_the_emitter_bounds_every_tool_result(response: ToolResponse) -> None:
     message = ToolResultEmitter("s", lambda: "u").tool_result(response)
     (block,) = message["message"]["content"]
     content = block.get("content")
-    candidates = [t for t in (response.part_error, response.error, response.display,
-                              response.output) if t is not None]  # fmt: skip
+    candidates = [
+        t
+        for t in (response.part_error, response.error, response.display, response.output)
+        if t is not None
+    ]
     if content is None:
         return
     assert len(encode(content)) <= BUDGET
@@ -111,22 +119,33 @@ def text_blocks(c: Chooser, text: str) -> list[Any]:
     """ACP content: canonical text blocks, or odd ones."""
     blocks: list[Any] = [{"type": "content", "content": {"type": "text", "text": text}}]
     for _ in range(c.integer(0, 3)):
-        blocks.append(c.pick(({"type": "content", "content": {"type": "text", "text": big_text(c)}},
-                              {"type": "diff", "path": "/x", "newText": "y"},
-                              {"type": "content", "content": {"type": "image", "data": ""}},
-                              interesting_value(c))))  # fmt: skip
+        blocks.append(
+            c.pick(
+                (
+                    {"type": "content", "content": {"type": "text", "text": big_text(c)}},
+                    {"type": "diff", "path": "/x", "newText": "y"},
+                    {"type": "content", "content": {"type": "image", "data": ""}},
+                    interesting_value(c),
+                )
+            )
+        )
     return blocks
 
 
 def shell_result(c: Chooser) -> dict[str, Any]:
     """A ``shell_result`` raw output (upstream's structured shell outcome)."""
-    result: dict[str, Any] = {"type": "shell_result", "command": random_text(c, 3),
-                              "outcome": c.pick(("completed", "failed", "cancelled", "timed_out")),
-                              "exitCode": c.pick((0, 1, None, 2**53)), "signal": None,
-                              "output": big_text(c)}  # fmt: skip
+    result: dict[str, Any] = {
+        "type": "shell_result",
+        "command": random_text(c, 3),
+        "outcome": c.pick(("completed", "failed", "cancelled", "timed_out")),
+        "exitCode": c.pick((0, 1, None, 2**53)),
+        "signal": None,
+        "output": big_text(c),
+    }
     for _ in range(c.integer(0, 2)):
         result[c.pick(("stdout", "stderr", "error", "cwd", "extra"))] = c.pick(
-            (big_text(c), random_text(c), None, 5))
+            (big_text(c), random_text(c), None, 5)
+        )
     return result
 
 
@@ -144,9 +163,13 @@ def acp_update(c: Chooser) -> dict[str, Any]:
                 if isinstance(value, dict):
                     return value
     text = tool_text(c)
-    update: dict[str, Any] = {"sessionUpdate": c.pick(("tool_call_update", "tool_call_update",
-                                                       "tool_call", "agent_message_chunk")),
-                              "toolCallId": "call_1", "status": c.pick(("completed", "failed"))}  # fmt: skip
+    update: dict[str, Any] = {
+        "sessionUpdate": c.pick(
+            ("tool_call_update", "tool_call_update", "tool_call", "agent_message_chunk")
+        ),
+        "toolCallId": "call_1",
+        "status": c.pick(("completed", "failed")),
+    }
     if c.integer(0, 5):
         update["content"] = text_blocks(c, text)
     raw = c.integer(0, 4)
@@ -157,8 +180,10 @@ def acp_update(c: Chooser) -> dict[str, Any]:
     elif raw == 3:
         update["rawOutput"] = interesting_value(c)
     if c.integer(0, 1):
-        update["_meta"] = {"toolName": c.pick(("run_shell_command", "present_ui", "mcp__s__present_choices",
-                                               "x")), "serverId": c.pick(("s", "my-A2UI", 5))}  # fmt: skip
+        update["_meta"] = {
+            "toolName": c.pick(("run_shell_command", "present_ui", "mcp__s__present_choices", "x")),
+            "serverId": c.pick(("s", "my-A2UI", 5)),
+        }
     return update
 
 
@@ -187,8 +212,12 @@ def test_acp_projection_invariants(update: dict[str, Any]) -> None:
     assert list(out) == list(update), "key order changed"
     assert {k for k in out if out[k] is not update[k]} <= {"content", "rawOutput"}
     meta = update.get("_meta")
-    assert not (isinstance(meta, dict) and is_a2ui_tool_meta(
-        {k: meta[k] for k in ("toolName", "serverId") if isinstance(meta.get(k), str)}))
+    assert not (
+        isinstance(meta, dict)
+        and is_a2ui_tool_meta(
+            {k: meta[k] for k in ("toolName", "serverId") if isinstance(meta.get(k), str)}
+        )
+    )
     for key in ("content", "rawOutput"):
         if out.get(key) is not update.get(key):
             assert len(encode(out[key])) <= BUDGET, f"{key} over budget"

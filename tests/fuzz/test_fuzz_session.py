@@ -43,12 +43,33 @@ from tests.fuzz.drivers import (
 
 ROOT = Path(__file__).resolve().parents[2]
 SUBTYPES = (
-    "initialize", "interrupt", "set_model", "set_permission_mode", "supported_commands",
-    "mcp_server_status", "mcp_status", "get_context_usage", "get_available_models",
-    "get_usage_info", "can_use_tool", "hook_callback", "mcp_message", "",
-)  # fmt: skip
-MODES = ("default", "plan", "auto-edit", "autoEdit", "yolo", "acceptEdits", "bypassPermissions",
-         "dontAsk", "auto", "nonsense")  # fmt: skip
+    "initialize",
+    "interrupt",
+    "set_model",
+    "set_permission_mode",
+    "supported_commands",
+    "mcp_server_status",
+    "mcp_status",
+    "get_context_usage",
+    "get_available_models",
+    "get_usage_info",
+    "can_use_tool",
+    "hook_callback",
+    "mcp_message",
+    "",
+)
+MODES = (
+    "default",
+    "plan",
+    "auto-edit",
+    "autoEdit",
+    "yolo",
+    "acceptEdits",
+    "bypassPermissions",
+    "dontAsk",
+    "auto",
+    "nonsense",
+)
 
 
 def request_id(c: Chooser) -> Any:
@@ -60,8 +81,19 @@ def control_request(c: Chooser) -> dict[str, Any]:
     """A client ``control_request`` of any subtype with plausible and odd fields."""
     request: dict[str, Any] = {"subtype": c.pick(SUBTYPES)}
     for _ in range(c.integer(0, 3)):
-        key = c.pick(("model", "mode", "timeout", "hooks", "sdkMcpServers", "mcpServers",
-                      "agents", "tool_name", "input"))  # fmt: skip
+        key = c.pick(
+            (
+                "model",
+                "mode",
+                "timeout",
+                "hooks",
+                "sdkMcpServers",
+                "mcpServers",
+                "agents",
+                "tool_name",
+                "input",
+            )
+        )
         if key == "timeout":
             request[key] = {"canUseTool": c.pick((0, 1, 50, -5, 1.5, "10", None, 10**9))}
         elif key == "mode":
@@ -90,8 +122,9 @@ def control_answer(c: Chooser) -> dict[str, Any]:
     if c.integer(0, 5):
         body["response"] = inner
     else:
-        body["error"] = c.pick(("denied", {"message": random_text(c, 4)}, None, 5, nested(c),
-                                {"message": nested(c)}))  # fmt: skip
+        body["error"] = c.pick(
+            ("denied", {"message": random_text(c, 4)}, None, 5, nested(c), {"message": nested(c)})
+        )
     return {"type": "control_response", "response": body}
 
 
@@ -102,8 +135,10 @@ def user_message(c: Chooser) -> dict[str, Any]:
     if kind <= 1:
         content = c.pick(("hi", "", " \n", random_text(c)))
     elif kind == 2:
-        content = [{"type": "text", "text": c.pick(("a", "", random_text(c)))}
-                   for _ in range(c.integer(0, 3))]  # fmt: skip
+        content = [
+            {"type": "text", "text": c.pick(("a", "", random_text(c)))}
+            for _ in range(c.integer(0, 3))
+        ]
     elif kind == 3:
         content = [c.pick(({"type": "image", "source": {}}, "plain", 5, None, nested(c)))]
     else:
@@ -126,8 +161,10 @@ def session_message(c: Chooser) -> dict[str, Any]:
         if c.integer(0, 1):
             cancel["request_id"] = request_id(c)
         return cancel
-    return {"type": c.pick(("assistant", "system", "result", "stream_event", 5, None)),
-            "request_id": request_id(c)}  # fmt: skip
+    return {
+        "type": c.pick(("assistant", "system", "result", "stream_event", 5, None)),
+        "request_id": request_id(c),
+    }
 
 
 def session_lines(c: Chooser, most: int = 8) -> list[bytes]:
@@ -142,8 +179,13 @@ def tool_texts(c: Chooser) -> list[tuple[str | None, str | None]]:
     for _ in range(c.integer(1, 3)):
         text = big_text(c) if c.integer(0, 1) else random_text(c)
         kind = c.integer(0, 3)
-        outputs.append((None, text) if kind == 0 else (c.pick((None, " ", "")), None)
-                       if kind == 1 else (text, None))  # fmt: skip
+        outputs.append(
+            (None, text)
+            if kind == 0
+            else (c.pick((None, " ", "")), None)
+            if kind == 1
+            else (text, None)
+        )
     return outputs
 
 
@@ -166,8 +208,10 @@ def tool_case(c: Chooser) -> tuple[list[bytes], list[bytes], ToolPlan]:
         lines.insert(0, INITIALIZE)
     lines.append(b'{"type":"user","message":{"role":"user","content":"run the tool"}}')
     pool = seeds("session")
-    answers = [fuzz_line(c, pool, control_answer) if c.integer(0, 3) == 0
-               else dumps(c, control_answer(c)) for _ in range(c.integer(0, 4))]  # fmt: skip
+    answers = [
+        fuzz_line(c, pool, control_answer) if c.integer(0, 3) == 0 else dumps(c, control_answer(c))
+        for _ in range(c.integer(0, 4))
+    ]
     return lines, answers, ToolPlan(tool_texts(c))
 
 
@@ -204,16 +248,20 @@ def test_deeply_nested_prompt_block_is_a_bad_line_not_a_crash() -> None:
     """Finding: a content block nested deeper than orjson writes (255) raised out of
     ``handle_line`` and ended the session with a traceback."""
     deep = b"[" * 300 + b"]" * 300
-    stdin = (b'{"type":"user","message":{"content":[' + deep + b"]}}\n"
-             b'{"type":"user","message":{"content":"hi"}}\n')  # fmt: skip
+    stdin = (
+        b'{"type":"user","message":{"content":[' + deep + b"]}}\n"
+        b'{"type":"user","message":{"content":"hi"}}\n'
+    )
     run = run_session_stdin(stdin)
     check_session(input_lines(stdin), run)
 
 
 def test_interrupt_right_after_a_prompt_still_answers_it() -> None:
     """A prompt interrupted before its turn starts still gets its (error) result."""
-    lines = [b'{"type":"user","message":{"content":"hi"}}',
-             b'{"type":"control_request","request_id":"i","request":{"subtype":"interrupt"}}']  # fmt: skip
+    lines = [
+        b'{"type":"user","message":{"content":"hi"}}',
+        b'{"type":"control_request","request_id":"i","request":{"subtype":"interrupt"}}',
+    ]
     run, fed = run_session_driven(lines, [], None)
     check_session(fed, run)
 
@@ -224,10 +272,20 @@ def test_interrupt_right_after_a_prompt_still_answers_it() -> None:
 def run_cli(argv: list[str], stdin: bytes, tmp: Path) -> Captured:
     """``python -m headwire ARGV`` in a private home, stdin given, 120 s at most."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "HEADWIRE_"))}
-    env.update(HOME=str(tmp), HEADWIRE_HOME=str(tmp / ".headwire"),
-               PYTHONPATH=os.pathsep.join([str(ROOT / "src"), str(ROOT)]))  # fmt: skip
-    done = subprocess.run([sys.executable, "-m", "headwire", *argv], input=stdin, cwd=tmp,
-                          env=env, capture_output=True, timeout=120, check=False)  # fmt: skip
+    env.update(
+        HOME=str(tmp),
+        HEADWIRE_HOME=str(tmp / ".headwire"),
+        PYTHONPATH=os.pathsep.join([str(ROOT / "src"), str(ROOT)]),
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "headwire", *argv],
+        input=stdin,
+        cwd=tmp,
+        env=env,
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
     return Captured(done.stdout, done.stderr.decode("utf-8", "replace"), done.returncode)
 
 
@@ -242,8 +300,18 @@ def test_the_cli_handles_every_line(lines: list[bytes]) -> None:
     """A batch of fuzzed lines through ``python -m headwire`` (the whole process)."""
     stdin = b"\n".join(lines) + b"\n"
     with tempfile.TemporaryDirectory(prefix="headwire-fuzz-cli-") as tmp:
-        run = run_cli(["--input-format", "stream-json", "--output-format", "stream-json",
-                       "--model", "scripted:done"], stdin, Path(tmp))  # fmt: skip
+        run = run_cli(
+            [
+                "--input-format",
+                "stream-json",
+                "--output-format",
+                "stream-json",
+                "--model",
+                "scripted:done",
+            ],
+            stdin,
+            Path(tmp),
+        )
     check_session(input_lines(stdin), run)
 
 
@@ -254,13 +322,22 @@ def _deep(depth: int = 1000) -> bytes:
 def test_deeply_nested_control_fields_are_bad_lines_not_a_crash() -> None:
     """Finding: ``str()`` of a control field nested ~1,000 deep (orjson reads 1,024 levels)
     overflowed the stack and ended the session with a traceback."""
-    stdin = b"\n".join([
-        b'{"type":"control_request","request_id":"m","request":{"subtype":"set_permission_mode",'
-        b'"mode":' + _deep() + b"}}",
-        b'{"type":"control_request","request_id":"s","request":{"subtype":' + _deep() + b"}}",
-        b'{"type":"control_response","response":{"subtype":"success","request_id":' + _deep() + b"}}",
-        b'{"type":"user","message":{"content":"hi"}}',
-    ]) + b"\n"  # fmt: skip
+    stdin = (
+        b"\n".join(
+            [
+                b'{"type":"control_request","request_id":"m","request":{"subtype":"set_permission_mode",'
+                b'"mode":' + _deep() + b"}}",
+                b'{"type":"control_request","request_id":"s","request":{"subtype":'
+                + _deep()
+                + b"}}",
+                b'{"type":"control_response","response":{"subtype":"success","request_id":'
+                + _deep()
+                + b"}}",
+                b'{"type":"user","message":{"content":"hi"}}',
+            ]
+        )
+        + b"\n"
+    )
     run = run_session_stdin(stdin)
     check_session(input_lines(stdin), run)
 
@@ -274,7 +351,7 @@ def test_deeply_nested_denials_are_not_a_crash() -> None:
         f'"response":{{"behavior":"deny","message":{deep}}}}}}}'.encode(),
         f'{{"type":"control_response","response":{{"subtype":"error","request_id":"$RID",'
         f'"error":{{"message":{deep}}}}}}}'.encode(),
-    ]  # fmt: skip
+    ]
     for answer in answers:
         lines = [INITIALIZE, b'{"type":"user","message":{"content":"go"}}']
         run, fed = run_session_driven(lines, [answer], ToolPlan([("shown", None)]))

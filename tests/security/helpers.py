@@ -87,7 +87,10 @@ def make_world(tmp: Path) -> World:
 
 
 def run_tool(tool: Tool, ctx: ToolContext, **args: Any) -> ToolOutcome:
-    """Validate and run one call; a validation problem becomes an ``invalid_tool_params`` outcome."""
+    """Validate and run one call.
+
+    A validation problem becomes an ``invalid_tool_params`` outcome.
+    """
     problem = tool.validate(args)
     if problem is not None:
         return ToolOutcome(llm_text=problem, error=problem, error_type="invalid_tool_params")
@@ -96,22 +99,35 @@ def run_tool(tool: Tool, ctx: ToolContext, **args: Any) -> ToolOutcome:
 
 def outcome_text(outcome: ToolOutcome) -> str:
     """Everything a tool outcome could show anyone: model text, display, error, extras."""
-    return json.dumps([outcome.llm_text, outcome.display, outcome.error, outcome.extra],
-                      default=str)  # fmt: skip
+    return json.dumps(
+        [outcome.llm_text, outcome.display, outcome.error, outcome.extra], default=str
+    )
 
 
-def run_headwire(args: list[str], tmp: Path, *, stdin: bytes = b"", umask: int | None = None,
-                 timeout: float = 90, env: Mapping[str, str] | None = None) -> Proc:  # fmt: skip
+def run_headwire(
+    args: list[str],
+    tmp: Path,
+    *,
+    stdin: bytes = b"",
+    umask: int | None = None,
+    timeout: float = 90,
+    env: Mapping[str, str] | None = None,
+) -> Proc:
     """``python -m headwire ARGS`` in ``tmp/proj`` with home ``tmp/home``, under ``umask``,
     with the variables of ``env`` added to a clean environment."""
     home, proj = tmp / "home", tmp / "proj"
     home.mkdir(parents=True, exist_ok=True)
     proj.mkdir(parents=True, exist_ok=True)
     done = subprocess.run(
-        [sys.executable, "-m", "headwire", *args], cwd=proj, env=env_for(home, **(env or {})),
-        input=stdin, capture_output=True, timeout=timeout, check=False,
+        [sys.executable, "-m", "headwire", *args],
+        cwd=proj,
+        env=env_for(home, **(env or {})),
+        input=stdin,
+        capture_output=True,
+        timeout=timeout,
+        check=False,
         umask=-1 if umask is None else umask,
-    )  # fmt: skip
+    )
     return Proc(done.returncode, done.stdout, done.stderr.decode("utf-8", "replace"), home)
 
 

@@ -40,36 +40,53 @@ def _calls(proj: Path, tag: str, *, mcp: bool = True) -> list[dict[str, Any]]:
     """One call of each kind; each leaves a trace (named with ``tag``) in ``proj`` if it runs."""
     (proj / f"target-{tag}.txt").write_text("before\n")
     calls = [
-        {"name": "write_file", "args": {"file_path": str(proj / f"written-{tag}.txt"),
-                                        "content": "w"}},
-        {"name": "edit", "args": {"file_path": str(proj / f"target-{tag}.txt"),
-                                  "old_string": "before", "new_string": "after"}},
+        {
+            "name": "write_file",
+            "args": {"file_path": str(proj / f"written-{tag}.txt"), "content": "w"},
+        },
+        {
+            "name": "edit",
+            "args": {
+                "file_path": str(proj / f"target-{tag}.txt"),
+                "old_string": "before",
+                "new_string": "after",
+            },
+        },
         {"name": "run_shell_command", "args": {"command": f"touch shell-ran-{tag}"}},
         {"name": "mcp__bigout__echo", "args": {"text": "mcp-ran"}},
         {"name": "read_file", "args": {"file_path": str(proj / f"target-{tag}.txt")}},
         {"name": "mcp__trusted__echo", "args": {"text": "trusted-ran"}},
-    ]  # fmt: skip
+    ]
     return calls if mcp else calls[:3]
 
 
 def _effects(proj: Path, tag: str) -> list[bool]:
     """Whether the write, the edit and the shell command of ``tag`` happened."""
-    return [(proj / f"written-{tag}.txt").exists(),
-            (proj / f"target-{tag}.txt").read_text() == "after\n",
-            (proj / f"shell-ran-{tag}").exists()]  # fmt: skip
+    return [
+        (proj / f"written-{tag}.txt").exists(),
+        (proj / f"target-{tag}.txt").read_text() == "after\n",
+        (proj / f"shell-ran-{tag}").exists(),
+    ]
 
 
 def _mcp() -> str:
     """Two instances of the fake server: ``bigout`` (untrusted) and ``trusted``."""
-    servers = {name: {"command": sys.executable, "args": [str(SERVER)], "trust": name == "trusted"}
-               for name in ("bigout", "trusted")}  # fmt: skip
+    servers = {
+        name: {"command": sys.executable, "args": [str(SERVER)], "trust": name == "trusted"}
+        for name in ("bigout", "trusted")
+    }
     return json.dumps({"mcpServers": servers})
 
 
 def _results(messages: list[dict[str, Any]]) -> list[tuple[str | None, dict[str, Any]]]:
     """``(parent_tool_use_id, tool_result block)`` in wire order."""
-    return [(m.get("parent_tool_use_id"), b) for m in messages if m.get("type") == "user"
-            for b in m["message"]["content"] if b.get("type") == "tool_result"]  # fmt: skip
+    return [
+        (m.get("parent_tool_use_id"), b)
+        for m in messages
+        if m.get("type") == "user"
+        for b in m["message"]["content"]
+        if b.get("type") == "tool_result"
+    ]
 
 
 def _run(tmp: Path, turns: list[dict[str, Any]], *flags: str) -> list[dict[str, Any]]:
@@ -81,8 +98,9 @@ def _run(tmp: Path, turns: list[dict[str, Any]], *flags: str) -> list[dict[str, 
     return messages
 
 
-def _check_blocks(blocks: list[dict[str, Any]], calls: list[dict[str, Any]],
-                  allowed: list[bool]) -> list[str]:  # fmt: skip
+def _check_blocks(
+    blocks: list[dict[str, Any]], calls: list[dict[str, Any]], allowed: list[bool]
+) -> list[str]:
     """Each block is an error exactly when its call is not allowed; the denied names."""
     assert len(blocks) == len(calls)
     for call, allow, block in zip(calls, allowed, blocks, strict=True):
@@ -99,9 +117,14 @@ def test_main_agent_and_subagent_calls_follow_the_mode(tmp_path: Path, mode: str
     proj.mkdir()
     main, sub = _calls(proj, "main"), _calls(proj, "sub")
     agent = {"name": "agent", "args": {"description": "d", "prompt": "p"}}
-    messages = _run(tmp_path, [{"tools": [*main, agent]}, {"tools": sub},
-                               {"text": "child done"}, {"text": "done"}],
-                    "--approval-mode", mode, "--mcp-config", _mcp())  # fmt: skip
+    messages = _run(
+        tmp_path,
+        [{"tools": [*main, agent]}, {"tools": sub}, {"text": "child done"}, {"text": "done"}],
+        "--approval-mode",
+        mode,
+        "--mcp-config",
+        _mcp(),
+    )
     results = _results(messages)
     top = [b for p, b in results if p is None]
     agent_block = top[-1]
@@ -122,7 +145,11 @@ def test_compat_flags_map_to_the_same_rules(tmp_path: Path) -> None:
     proj.mkdir()
     for tag, flags, allowed in (
         ("plan", ["--permission-mode", "plan"], [False] * 3),
-        ("both", ["--permission-mode", "bypassPermissions", "--approval-mode", "plan"], [False] * 3),
+        (
+            "both",
+            ["--permission-mode", "bypassPermissions", "--approval-mode", "plan"],
+            [False] * 3,
+        ),
         ("edits", ["--permission-mode", "acceptEdits"], [True, True, False]),
         ("yolo", ["-y"], [True] * 3),
     ):
@@ -163,8 +190,12 @@ def test_allowed_shell_prefix_lets_nothing_else_through(tmp_path: Path) -> None:
     proj = tmp_path / "proj"
     proj.mkdir()
     calls = [{"name": "run_shell_command", "args": {"command": c}} for c, _ in SHELL_CASES]
-    messages = _run(tmp_path, [{"tools": calls}, {"text": "done"}],
-                    "--allowed-tools", "run_shell_command(touch)")  # fmt: skip
+    messages = _run(
+        tmp_path,
+        [{"tools": calls}, {"text": "done"}],
+        "--allowed-tools",
+        "run_shell_command(touch)",
+    )
     blocks = [b for _, b in _results(messages)]
     assert len(blocks) == len(SHELL_CASES)
     denied_ids = {d["tool_use_id"] for d in messages[-1]["permission_denials"]}
@@ -192,9 +223,24 @@ def test_shell_segments_unit() -> None:
 
     assert shell_segments("ls -la") == ["ls -la"]
     assert shell_segments("ls && git status; pwd | wc -l & echo x || true") == [
-        "ls", "git status", "pwd", "wc -l", "echo x", "true"]  # fmt: skip
+        "ls",
+        "git status",
+        "pwd",
+        "wc -l",
+        "echo x",
+        "true",
+    ]
     assert shell_segments("make 2>&1 >/dev/null") == ["make"]
     assert shell_segments("echo 'a;b'") == ["echo 'a", "b'"]
-    for command in ("echo $(id)", "echo `id`", "diff <(ls) <(ls)", "tee >(cat)", "ls > out",
-                    "ls >> out", "ls 2> err", "ls >/dev/nullx", "ls &>out"):  # fmt: skip
+    for command in (
+        "echo $(id)",
+        "echo `id`",
+        "diff <(ls) <(ls)",
+        "tee >(cat)",
+        "ls > out",
+        "ls >> out",
+        "ls 2> err",
+        "ls >/dev/nullx",
+        "ls &>out",
+    ):
         assert shell_segments(command) is None, command

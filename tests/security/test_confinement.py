@@ -90,12 +90,18 @@ def _proc_root(w: World) -> str:
 
 
 FILE_ATTACKS: dict[str, Attack] = {
-    "absolute": _absolute, "traversal": _traversal, "deep-traversal": _deep_traversal,
-    "file-symlink": _file_link, "relative-symlink": _relative_link, "chained-symlinks": _chained_links,
-    "dir-symlink": _dir_link, "dir-symlink-deep": _dir_link_deep,
-    "added-dir-traversal": _extra_traversal, "added-dir-symlink": _extra_link,
+    "absolute": _absolute,
+    "traversal": _traversal,
+    "deep-traversal": _deep_traversal,
+    "file-symlink": _file_link,
+    "relative-symlink": _relative_link,
+    "chained-symlinks": _chained_links,
+    "dir-symlink": _dir_link,
+    "dir-symlink-deep": _dir_link_deep,
+    "added-dir-traversal": _extra_traversal,
+    "added-dir-symlink": _extra_link,
     "proc-self-root": _proc_root,
-}  # fmt: skip
+}
 
 
 def _dangling(w: World) -> str:
@@ -121,9 +127,12 @@ def _dangling_dir_link(w: World) -> str:
 CREATE_ATTACKS: dict[str, Attack] = {
     "new-outside": lambda w: str(w.outside / "new.txt"),
     "new-traversal": lambda w: f"{w.ws}/../outside/new.txt",
-    "dangling-symlink": _dangling, "dangling-relative-symlink": _dangling_relative,
-    "through-dir-symlink": _through_dir_link, "dangling-dir-symlink": _dangling_dir_link,
-}  # fmt: skip
+    "dangling-symlink": _dangling,
+    "dangling-relative-symlink": _dangling_relative,
+    "through-dir-symlink": _through_dir_link,
+    "dangling-dir-symlink": _dangling_dir_link,
+}
+
 
 def _dir_link_itself(w: World) -> str:
     _dir_link(w)
@@ -145,10 +154,11 @@ DIR_ATTACKS: dict[str, Attack] = {
     "root": lambda w: "/",
     "traversal": lambda w: f"{w.ws}/..",
     "traversal-sibling": lambda w: f"{w.ws}/../outside",
-    "dir-symlink": _dir_link_itself, "dir-symlink-sub": _dir_link_sub,
+    "dir-symlink": _dir_link_itself,
+    "dir-symlink-sub": _dir_link_sub,
     "added-dir-symlink": _added_dir_link,
     "home": lambda w: "~",
-}  # fmt: skip
+}
 
 
 @pytest.fixture
@@ -159,8 +169,15 @@ def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> World:
     return w
 
 
-def assert_refused(w: World, before: dict[str, Any], outcome_error: str | None,
-                   text: str, *, denied: bool = True, error_type: str | None = None) -> None:  # fmt: skip
+def assert_refused(
+    w: World,
+    before: dict[str, Any],
+    outcome_error: str | None,
+    text: str,
+    *,
+    denied: bool = True,
+    error_type: str | None = None,
+) -> None:
     """The call failed, leaked nothing and changed nothing outside."""
     assert outcome_error is not None, text
     if denied:
@@ -175,9 +192,12 @@ def assert_refused(w: World, before: dict[str, Any], outcome_error: str | None,
 FILE_TOOLS: dict[str, Callable[[str], tuple[Tool, dict[str, Any]]]] = {
     "read_file": lambda p: (ReadFileTool(), {"file_path": p}),
     "write_file": lambda p: (WriteFileTool(), {"file_path": p, "content": "pwned\n"}),
-    "edit": lambda p: (EditTool(), {"file_path": p, "old_string": "top secret", "new_string": "pwned"}),
+    "edit": lambda p: (
+        EditTool(),
+        {"file_path": p, "old_string": "top secret", "new_string": "pwned"},
+    ),
     "grep_search": lambda p: (GrepTool(), {"pattern": "crown", "path": p}),
-}  # fmt: skip
+}
 
 
 @pytest.mark.parametrize("attack", sorted(FILE_ATTACKS))
@@ -194,8 +214,11 @@ def test_file_tools_refuse_paths_outside(world: World, tool_name: str, attack: s
 
 CREATE_TOOLS: dict[str, Callable[[str], tuple[Tool, dict[str, Any]]]] = {
     "write_file": lambda p: (WriteFileTool(), {"file_path": p, "content": "pwned\n"}),
-    "edit-create": lambda p: (EditTool(), {"file_path": p, "old_string": "", "new_string": "pwned"}),
-}  # fmt: skip
+    "edit-create": lambda p: (
+        EditTool(),
+        {"file_path": p, "old_string": "", "new_string": "pwned"},
+    ),
+}
 
 
 @pytest.mark.parametrize("attack", sorted(CREATE_ATTACKS))
@@ -217,7 +240,7 @@ DIR_TOOLS: dict[str, Callable[[str], tuple[Tool, dict[str, Any]]]] = {
     "list_directory": lambda p: (ListDirectoryTool(), {"path": p}),
     "glob": lambda p: (GlobTool(), {"pattern": "**/*", "path": p}),
     "grep_search": lambda p: (GrepTool(), {"pattern": "crown", "path": p}),
-}  # fmt: skip
+}
 
 
 @pytest.mark.parametrize("attack", sorted(DIR_ATTACKS))
@@ -232,19 +255,36 @@ def test_directory_tools_refuse_dirs_outside(world: World, tool_name: str, attac
     assert "secret.txt" not in text and "deep.txt" not in text
 
 
-@pytest.mark.parametrize("pattern", [
-    "../outside/*.txt", "../outside/**", "{ws}/../outside/*", "{outside}/*", "{outside}/**/*.txt",
-    "/*", "/**/secret.txt", "linkdir/*", "linkdir/**/*.txt", "**/secret.txt", "**/deep.txt",
-    "**/../../outside/*", "*/../../outside/*", "~/*",
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        "../outside/*.txt",
+        "../outside/**",
+        "{ws}/../outside/*",
+        "{outside}/*",
+        "{outside}/**/*.txt",
+        "/*",
+        "/**/secret.txt",
+        "linkdir/*",
+        "linkdir/**/*.txt",
+        "**/secret.txt",
+        "**/deep.txt",
+        "**/../../outside/*",
+        "*/../../outside/*",
+        "~/*",
+    ],
+)
 def test_glob_patterns_never_reach_outside(world: World, pattern: str) -> None:
     """A pattern may be refused or find nothing, but it never lists an outside file."""
     (world.ws / "linkdir").symlink_to(world.outside)
     pattern = pattern.format(ws=world.ws, outside=world.outside)
     out = run_tool(GlobTool(), world.ctx(with_extra=True), pattern=pattern)
     listed = out.extra.get("paths", [])
-    assert all(Path(p).parent.resolve() in (world.ws, world.extra) or
-               Path(p).resolve().is_relative_to(world.ws) for p in listed), listed  # fmt: skip
+    assert all(
+        Path(p).parent.resolve() in (world.ws, world.extra)
+        or Path(p).resolve().is_relative_to(world.ws)
+        for p in listed
+    ), listed
     assert not any("linkdir" in p or "outside" in p for p in listed), listed
     body = out.llm_text.partition("\n---\n")[2]
     assert "secret.txt" not in body and "deep.txt" not in body, out.llm_text
@@ -270,11 +310,19 @@ def test_searches_of_the_workspace_skip_symlinks_out(world: World) -> None:
 def test_added_directories_are_usable_and_confined(world: World) -> None:
     """``--include-directories`` widens the workspace to exactly the added trees."""
     ctx = world.ctx(with_extra=True)
-    assert run_tool(ReadFileTool(), ctx, file_path=str(world.extra / "added.txt")).llm_text == "hello added"
-    wrote = run_tool(WriteFileTool(), ctx, file_path=str(world.extra / "new" / "w.txt"), content="w")
+    assert (
+        run_tool(ReadFileTool(), ctx, file_path=str(world.extra / "added.txt")).llm_text
+        == "hello added"
+    )
+    wrote = run_tool(
+        WriteFileTool(), ctx, file_path=str(world.extra / "new" / "w.txt"), content="w"
+    )
     assert wrote.error is None and (world.extra / "new" / "w.txt").read_text() == "w"
     (world.ws / "to-extra").symlink_to(world.extra)  # a link from one root into another is fine
-    assert run_tool(ReadFileTool(), ctx, file_path=str(world.ws / "to-extra" / "added.txt")).error is None
+    assert (
+        run_tool(ReadFileTool(), ctx, file_path=str(world.ws / "to-extra" / "added.txt")).error
+        is None
+    )
     without = world.ctx(with_extra=False)
     denied = run_tool(ReadFileTool(), without, file_path=str(world.extra / "added.txt"))
     assert denied.error_type == "execution_denied"
@@ -287,7 +335,10 @@ def test_a_root_that_is_itself_a_symlink_is_resolved(tmp_path: Path) -> None:
     alias = tmp_path / "alias"
     alias.symlink_to(w.ws)
     ctx = ToolContext(cwd=alias, artifacts=w.ctx().artifacts)
-    assert run_tool(ReadFileTool(), ctx, file_path=str(alias / "inside.txt")).llm_text == "hello inside"
+    assert (
+        run_tool(ReadFileTool(), ctx, file_path=str(alias / "inside.txt")).llm_text
+        == "hello inside"
+    )
     out = run_tool(ReadFileTool(), ctx, file_path=f"{alias}/../outside/secret.txt")
     assert out.error_type == "execution_denied" and "crown" not in out.llm_text
 
@@ -304,13 +355,21 @@ def test_artifacts_are_readable_but_not_writable(tmp_path: Path) -> None:
     ctx = ToolContext(cwd=w.ws, artifacts=store)
     assert run_tool(ReadFileTool(), ctx, file_path=str(mine)).llm_text == "my output"
     assert run_tool(ReadFileTool(), ctx, file_path=str(theirs)).error_type == "execution_denied"
-    for tool, args in ((WriteFileTool(), {"content": "x"}),
-                       (EditTool(), {"old_string": "my", "new_string": "x"})):  # fmt: skip
+    for tool, args in (
+        (WriteFileTool(), {"content": "x"}),
+        (EditTool(), {"old_string": "my", "new_string": "x"}),
+    ):
         out = run_tool(tool, ctx, file_path=str(mine), **args)
         assert out.error_type == "execution_denied"
     assert mine.read_bytes() == b"my output\n"
-    assert run_tool(ListDirectoryTool(), ctx, path=str(store.directory)).error_type == "execution_denied"
-    assert run_tool(GrepTool(), ctx, pattern="output", path=str(store.directory)).error_type == "execution_denied"
+    assert (
+        run_tool(ListDirectoryTool(), ctx, path=str(store.directory)).error_type
+        == "execution_denied"
+    )
+    assert (
+        run_tool(GrepTool(), ctx, pattern="output", path=str(store.directory)).error_type
+        == "execution_denied"
+    )
 
 
 def test_shell_directory_is_confined(world: World) -> None:
@@ -338,8 +397,7 @@ def _swap_dir(w: World, victim: Path) -> None:
     parent.symlink_to(w.outside)
 
 
-def _patch_resolve(monkeypatch: pytest.MonkeyPatch, module: Any,
-                   after: Callable[[], None]) -> None:  # fmt: skip
+def _patch_resolve(monkeypatch: pytest.MonkeyPatch, module: Any, after: Callable[[], None]) -> None:
     real = module.resolve_in_workspace
 
     def resolve_then_swap(raw: str, ctx: ToolContext, **kwargs: Any) -> Path:
@@ -355,13 +413,14 @@ SWAP_TOOLS: dict[str, tuple[Any, Callable[[str], tuple[Tool, dict[str, Any]]]]] 
     "write_file": (write_module, FILE_TOOLS["write_file"]),
     "edit": (edit_module, FILE_TOOLS["edit"]),
     "grep_search": (grep_module, FILE_TOOLS["grep_search"]),
-}  # fmt: skip
+}
 
 
 @pytest.mark.parametrize("swap", ["file", "dir"])
 @pytest.mark.parametrize("tool_name", sorted(SWAP_TOOLS))
-def test_symlink_swapped_in_after_the_check(world: World, monkeypatch: pytest.MonkeyPatch,
-                                            tool_name: str, swap: str) -> None:  # fmt: skip
+def test_symlink_swapped_in_after_the_check(
+    world: World, monkeypatch: pytest.MonkeyPatch, tool_name: str, swap: str
+) -> None:
     """Between the workspace check and the open, a file (or its directory) becomes a symlink
     out: the open must refuse to follow it."""
     victim_dir = world.ws / "d"
@@ -369,8 +428,11 @@ def test_symlink_swapped_in_after_the_check(world: World, monkeypatch: pytest.Mo
     victim = victim_dir / ("secret.txt" if swap == "dir" else "victim.txt")
     victim.write_text("top secret but harmless, inside\n")
     module, make = SWAP_TOOLS[tool_name]
-    _patch_resolve(monkeypatch, module,
-                   lambda: _swap_file(world, victim) if swap == "file" else _swap_dir(world, victim))  # fmt: skip
+    _patch_resolve(
+        monkeypatch,
+        module,
+        lambda: _swap_file(world, victim) if swap == "file" else _swap_dir(world, victim),
+    )
     before = world.outside_snapshot()
     tool, args = make(str(victim))
     out = run_tool(tool, world.ctx(), **args)
@@ -382,8 +444,9 @@ def test_symlink_swapped_in_after_the_check(world: World, monkeypatch: pytest.Mo
 
 
 @pytest.mark.parametrize("tool_name", ["write_file", "edit-create"])
-def test_directory_swapped_in_before_a_create(world: World, monkeypatch: pytest.MonkeyPatch,
-                                              tool_name: str) -> None:  # fmt: skip
+def test_directory_swapped_in_before_a_create(
+    world: World, monkeypatch: pytest.MonkeyPatch, tool_name: str
+) -> None:
     """Creating ``d/new.txt`` while ``d`` is swapped for a link out creates nothing outside."""
     (world.ws / "d").mkdir()
     module = write_module if tool_name == "write_file" else edit_module
@@ -402,4 +465,3 @@ def test_list_directory_swapped_for_a_link(world: World, monkeypatch: pytest.Mon
     _patch_resolve(monkeypatch, ls_module, lambda: _swap_dir(world, world.ws / "d" / "mine.txt"))
     out = run_tool(ListDirectoryTool(), world.ctx(), path=str(world.ws / "d"))
     assert "secret.txt" not in outcome_text(out)
-

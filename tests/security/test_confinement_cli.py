@@ -44,24 +44,41 @@ def _calls(proj: Path, outside: Path, extra: Path) -> list[dict[str, Any]]:
         {"name": "read_file", "args": {"file_path": str(extra / "escape.txt")}},
         {"name": "write_file", "args": {"file_path": str(outside / "pwned.txt"), "content": "x"}},
         {"name": "write_file", "args": {"file_path": str(proj / "dangling"), "content": "x"}},
-        {"name": "write_file", "args": {"file_path": str(proj / "linkdir" / "new.txt"), "content": "x"}},
+        {
+            "name": "write_file",
+            "args": {"file_path": str(proj / "linkdir" / "new.txt"), "content": "x"},
+        },
         {"name": "write_file", "args": {"file_path": "/tmp/../etc/headwire-pwned", "content": "x"}},
         {"name": "edit", "args": {"file_path": secret, "old_string": "top", "new_string": "pwned"}},
-        {"name": "edit", "args": {"file_path": str(proj / "leak.txt"), "old_string": "top",
-                                  "new_string": "pwned"}},
+        {
+            "name": "edit",
+            "args": {
+                "file_path": str(proj / "leak.txt"),
+                "old_string": "top",
+                "new_string": "pwned",
+            },
+        },
         {"name": "list_directory", "args": {"path": str(outside)}},
         {"name": "list_directory", "args": {"path": str(proj / "linkdir")}},
         {"name": "glob", "args": {"pattern": "*", "path": str(outside)}},
         {"name": "glob", "args": {"pattern": "../outside/*"}},
         {"name": "grep_search", "args": {"pattern": "crown", "path": str(outside)}},
         {"name": "grep_search", "args": {"pattern": "crown", "path": str(proj / "leak.txt")}},
-        {"name": "run_shell_command", "args": {"command": "cat secret.txt", "directory": str(outside)}},
-    ]  # fmt: skip
+        {
+            "name": "run_shell_command",
+            "args": {"command": "cat secret.txt", "directory": str(outside)},
+        },
+    ]
 
 
 def _tool_results(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [block for m in messages if m.get("type") == "user"
-            for block in m["message"]["content"] if block.get("type") == "tool_result"]  # fmt: skip
+    return [
+        block
+        for m in messages
+        if m.get("type") == "user"
+        for block in m["message"]["content"]
+        if block.get("type") == "tool_result"
+    ]
 
 
 @pytest.mark.parametrize("fmt", ["stream-json", "json"])
@@ -70,8 +87,22 @@ def test_outside_paths_are_tool_errors_on_the_wire(tmp_path: Path, fmt: str) -> 
     calls = _calls(proj, outside, extra)
     script = write_script(tmp_path / "script.jsonl", [{"tools": calls}, {"text": "done"}])
     before = snapshot(outside)
-    proc = run_cli(["--script", str(script), "--yolo", "-o", fmt, "--include-directories",
-                    str(extra), "--core-tools", CORE, "-p", "try to escape"], tmp_path)  # fmt: skip
+    proc = run_cli(
+        [
+            "--script",
+            str(script),
+            "--yolo",
+            "-o",
+            fmt,
+            "--include-directories",
+            str(extra),
+            "--core-tools",
+            CORE,
+            "-p",
+            "try to escape",
+        ],
+        tmp_path,
+    )
     assert proc.returncode == 0, proc.stderr
     messages = json.loads(proc.stdout) if fmt == "json" else proc.lines()
     results = _tool_results(messages)
@@ -79,8 +110,10 @@ def test_outside_paths_are_tool_errors_on_the_wire(tmp_path: Path, fmt: str) -> 
     for call, block in zip(calls, results, strict=True):
         assert block["is_error"] is True, (call, block)
         content = block["content"]
-        assert ("outside the workspace" in content
-                or "not within any of the registered workspace directories" in content), (call, content)  # fmt: skip
+        assert (
+            "outside the workspace" in content
+            or "not within any of the registered workspace directories" in content
+        ), (call, content)
     wire = proc.stdout.decode() + proc.stderr
     assert "crown jewels" not in wire and "root:x:0:0" not in wire
     assert snapshot(outside) == before
@@ -101,8 +134,20 @@ def test_added_directory_is_inside_and_confined(tmp_path: Path) -> None:
     ]
     script = write_script(tmp_path / "script.jsonl", [{"tools": calls}, {"text": "done"}])
     for flag in ("--include-directories", "--add-dir"):
-        proc = run_cli(["--script", str(script), "--yolo", "-o", "stream-json", flag, str(extra),
-                        "-p", "use the added dir"], tmp_path)  # fmt: skip
+        proc = run_cli(
+            [
+                "--script",
+                str(script),
+                "--yolo",
+                "-o",
+                "stream-json",
+                flag,
+                str(extra),
+                "-p",
+                "use the added dir",
+            ],
+            tmp_path,
+        )
         assert proc.returncode == 0, proc.stderr
         flags = [block["is_error"] for block in _tool_results(proc.lines())]
         assert flags == [False, False, True, True], flag

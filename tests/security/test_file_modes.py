@@ -21,64 +21,133 @@ from tests.e2e.helpers import BIG_COMMAND, env_for, write_script
 from tests.security.helpers import modes_under, run_headwire
 
 SERVER = Path(__file__).resolve().parents[1] / "fakes" / "mcp_server.py"
-MCP_CONFIG = json.dumps({"mcpServers": {"bigout": {"command": sys.executable,
-                                                   "args": [str(SERVER)]}}})  # fmt: skip
+MCP_CONFIG = json.dumps(
+    {"mcpServers": {"bigout": {"command": sys.executable, "args": [str(SERVER)]}}}
+)
 
 
 def _main_session(tmp: Path, umask: int) -> Path:
     """The headless workload; returns the Dual Output file it created."""
-    script = write_script(tmp / "main.jsonl", [
-        {"tools": [
-            {"name": "run_shell_command", "args": {"command": BIG_COMMAND}},
-            {"name": "mcp__bigout__big_output", "args": {}},
-            {"name": "run_shell_command", "args": {"command": "echo bg", "is_background": True}},
-            {"name": "agent", "args": {"description": "big", "prompt": "run the big command"}},
-        ]},
-        {"tool": "run_shell_command", "args": {"command": BIG_COMMAND}},  # the subagent
-        {"text": "child done"},
-        {"text": "done"},
-    ])  # fmt: skip
+    script = write_script(
+        tmp / "main.jsonl",
+        [
+            {
+                "tools": [
+                    {"name": "run_shell_command", "args": {"command": BIG_COMMAND}},
+                    {"name": "mcp__bigout__big_output", "args": {}},
+                    {
+                        "name": "run_shell_command",
+                        "args": {"command": "echo bg", "is_background": True},
+                    },
+                    {
+                        "name": "agent",
+                        "args": {"description": "big", "prompt": "run the big command"},
+                    },
+                ]
+            },
+            {"tool": "run_shell_command", "args": {"command": BIG_COMMAND}},  # the subagent
+            {"text": "child done"},
+            {"text": "done"},
+        ],
+    )
     dual = tmp / "dual" / "events.jsonl"
     dual.parent.mkdir()
-    proc = run_headwire(["--script", str(script), "--yolo", "-o", "stream-json",
-                         "--mcp-config", MCP_CONFIG, "--json-file", str(dual), "-p", "work"],
-                        tmp, umask=umask)  # fmt: skip
+    proc = run_headwire(
+        [
+            "--script",
+            str(script),
+            "--yolo",
+            "-o",
+            "stream-json",
+            "--mcp-config",
+            MCP_CONFIG,
+            "--json-file",
+            str(dual),
+            "-p",
+            "work",
+        ],
+        tmp,
+        umask=umask,
+    )
     assert proc.returncode == 0, proc.stderr
-    results = [b for m in proc.lines() if m.get("type") == "user"
-               for b in m["message"]["content"] if b.get("type") == "tool_result"]  # fmt: skip
+    results = [
+        b
+        for m in proc.lines()
+        if m.get("type") == "user"
+        for b in m["message"]["content"]
+        if b.get("type") == "tool_result"
+    ]
     assert len(results) == 5 and not any(b["is_error"] for b in results), results
-    again = run_headwire(["--script", str(write_script(tmp / "again.jsonl", [{"text": "again"}])),
-                          "--continue", "-o", "json", "-p", "more"], tmp, umask=umask)  # fmt: skip
+    again = run_headwire(
+        [
+            "--script",
+            str(write_script(tmp / "again.jsonl", [{"text": "again"}])),
+            "--continue",
+            "-o",
+            "json",
+            "-p",
+            "more",
+        ],
+        tmp,
+        umask=umask,
+    )
     assert again.returncode == 0, again.stderr
     return dual
 
 
 def _persistent_session(tmp: Path, umask: int) -> None:
-    script = write_script(tmp / "session.jsonl", [
-        {"tool": "run_shell_command", "args": {"command": BIG_COMMAND}}, {"text": "done"}])
-    line = {"type": "user", "session_id": "s", "parent_tool_use_id": None,
-            "message": {"role": "user", "content": "big"}}  # fmt: skip
-    proc = run_headwire(["--script", str(script), "--yolo", "--input-format", "stream-json",
-                         "--output-format", "stream-json"], tmp, umask=umask,
-                        stdin=(json.dumps(line) + "\n").encode())  # fmt: skip
+    script = write_script(
+        tmp / "session.jsonl",
+        [{"tool": "run_shell_command", "args": {"command": BIG_COMMAND}}, {"text": "done"}],
+    )
+    line = {
+        "type": "user",
+        "session_id": "s",
+        "parent_tool_use_id": None,
+        "message": {"role": "user", "content": "big"},
+    }
+    proc = run_headwire(
+        [
+            "--script",
+            str(script),
+            "--yolo",
+            "--input-format",
+            "stream-json",
+            "--output-format",
+            "stream-json",
+        ],
+        tmp,
+        umask=umask,
+        stdin=(json.dumps(line) + "\n").encode(),
+    )
     assert proc.returncode == 0, proc.stderr
 
 
 def _acp_session(tmp: Path, umask: int) -> None:
-    script = write_script(tmp / "acp.jsonl", [
-        {"tool": "run_shell_command", "args": {"command": BIG_COMMAND}}, {"text": "done"}])
+    script = write_script(
+        tmp / "acp.jsonl",
+        [{"tool": "run_shell_command", "args": {"command": BIG_COMMAND}}, {"text": "done"}],
+    )
     proj = tmp / "proj"
     proc = subprocess.Popen(
         [sys.executable, "-m", "headwire", "--acp", "--yolo", "--script", str(script)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=proj,
-        env=env_for(tmp / "home"), umask=umask,
-    )  # fmt: skip
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        cwd=proj,
+        env=env_for(tmp / "home"),
+        umask=umask,
+    )
     assert proc.stdin is not None and proc.stdout is not None
 
     def request(msg_id: int, method: str, params: dict[str, Any]) -> dict[str, Any]:
         assert proc.stdin is not None and proc.stdout is not None
-        proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": msg_id, "method": method,
-                                     "params": params}).encode() + b"\n")  # fmt: skip
+        proc.stdin.write(
+            json.dumps(
+                {"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params}
+            ).encode()
+            + b"\n"
+        )
         proc.stdin.flush()
         while True:
             line = proc.stdout.readline()
@@ -90,8 +159,11 @@ def _acp_session(tmp: Path, umask: int) -> None:
     try:
         request(1, "initialize", {"protocolVersion": 1})
         session = request(2, "session/new", {"cwd": str(proj), "mcpServers": []})["result"]
-        done = request(3, "session/prompt", {"sessionId": session["sessionId"],
-                                             "prompt": [{"type": "text", "text": "big"}]})  # fmt: skip
+        done = request(
+            3,
+            "session/prompt",
+            {"sessionId": session["sessionId"], "prompt": [{"type": "text", "text": "big"}]},
+        )
         assert done["result"]["stopReason"] == "end_turn"
     finally:
         proc.stdin.close()
@@ -109,8 +181,11 @@ def test_everything_created_under_headwire_home_is_private(tmp_path: Path, umask
     modes = modes_under(home)
     kinds = {kind for kind, _ in modes.values()}
     assert kinds == {"dir", "file"}, modes
-    wrong = {path: (kind, oct(mode)) for path, (kind, mode) in modes.items()
-             if mode != (0o700 if kind == "dir" else 0o600)}  # fmt: skip
+    wrong = {
+        path: (kind, oct(mode))
+        for path, (kind, mode) in modes.items()
+        if mode != (0o700 if kind == "dir" else 0o600)
+    }
     assert not wrong, wrong
     artifacts = [p for p in modes if p.endswith(".output")]
     recordings = [p for p in modes if p.endswith(".jsonl")]
@@ -137,8 +212,10 @@ def test_existing_home_directories_are_not_loosened(tmp_path: Path) -> None:
     home = tmp_path / "home" / ".headwire"
     home.mkdir(parents=True)
     home.chmod(0o750)
-    script = write_script(tmp_path / "s.jsonl", [
-        {"tool": "run_shell_command", "args": {"command": BIG_COMMAND}}, {"text": "done"}])
+    script = write_script(
+        tmp_path / "s.jsonl",
+        [{"tool": "run_shell_command", "args": {"command": BIG_COMMAND}}, {"text": "done"}],
+    )
     proc = run_headwire(["--script", str(script), "--yolo", "-p", "big"], tmp_path, umask=0)
     assert proc.returncode == 0, proc.stderr
     modes = modes_under(home)

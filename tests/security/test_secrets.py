@@ -32,8 +32,11 @@ SHELL_ENV = {"tool": "run_shell_command", "args": SHELL_ARGS}
 def _leaks(tmp: Path, out: bytes, err: str, canary: str) -> list[str]:
     """Where ``canary`` (or its first 20 characters) shows up: stdout, stderr, any file."""
     needles = (canary.encode(), canary[:20].encode())
-    found = [name for name, data in (("stdout", out), ("stderr", err.encode()))
-             if any(n in data for n in needles)]  # fmt: skip
+    found = [
+        name
+        for name, data in (("stdout", out), ("stderr", err.encode()))
+        if any(n in data for n in needles)
+    ]
     for path in sorted(p for p in tmp.rglob("*") if p.is_file() and not p.is_symlink()):
         if path.name.endswith(".py") or path.suffix == ".pyc":
             continue
@@ -51,22 +54,43 @@ def _mcp_config(*, pass_key: bool) -> str:
 
 
 def _tool_texts(lines: list[dict[str, Any]]) -> list[str]:
-    return [str(b.get("content")) for m in lines if m.get("type") == "user"
-            for b in m["message"]["content"] if b.get("type") == "tool_result"]  # fmt: skip
+    return [
+        str(b.get("content"))
+        for m in lines
+        if m.get("type") == "user"
+        for b in m["message"]["content"]
+        if b.get("type") == "tool_result"
+    ]
 
 
 @pytest.mark.parametrize("how", ["env", "flag", "both"])
 def test_a_working_session_leaks_no_key(tmp_path: Path, how: str) -> None:
     canary = FLAG_CANARY if how != "env" else ENV_CANARY
     script = [
-        {"tools": [{"name": "run_shell_command", "args": SHELL_ARGS},
-                   {"name": "mcp__envsrv__environ", "args": {}}]},
+        {
+            "tools": [
+                {"name": "run_shell_command", "args": SHELL_ARGS},
+                {"name": "mcp__envsrv__environ", "args": {}},
+            ]
+        },
         {"text": "done"},
     ]
     env: dict[str, str] = {"MY_COPY_OF_THE_KEY": canary, "KEYS": f"a={canary},b=other"}
-    args = ["-m", "fake-model", "-o", "stream-json", "--include-partial-messages", "--yolo",
-            "--mcp-config", _mcp_config(pass_key=False), "-d",
-            "--json-file", str(tmp_path / "dual.jsonl"), "-p", "print your environment"]  # fmt: skip
+    args = [
+        "-m",
+        "fake-model",
+        "-o",
+        "stream-json",
+        "--include-partial-messages",
+        "--yolo",
+        "--mcp-config",
+        _mcp_config(pass_key=False),
+        "-d",
+        "--json-file",
+        str(tmp_path / "dual.jsonl"),
+        "-p",
+        "print your environment",
+    ]
     if how in ("env", "both"):
         env["OPENAI_API_KEY"] = ENV_CANARY
     if how in ("flag", "both"):
@@ -88,9 +112,23 @@ def test_a_working_session_leaks_no_key(tmp_path: Path, how: str) -> None:
 def test_an_mcp_server_gets_the_key_only_when_its_config_says_so(tmp_path: Path) -> None:
     script = [{"tool": "mcp__envsrv__environ", "args": {}}, {"text": "done"}]
     with FakeOpenAI(script, require_api_key=ENV_CANARY) as fake:
-        proc = run_headwire(["-m", "fake-model", "--openai-base-url", fake.base_url, "--yolo",
-                             "-o", "json", "--mcp-config", _mcp_config(pass_key=True), "-p", "x"],
-                            tmp_path, env={"OPENAI_API_KEY": ENV_CANARY})  # fmt: skip
+        proc = run_headwire(
+            [
+                "-m",
+                "fake-model",
+                "--openai-base-url",
+                fake.base_url,
+                "--yolo",
+                "-o",
+                "json",
+                "--mcp-config",
+                _mcp_config(pass_key=True),
+                "-p",
+                "x",
+            ],
+            tmp_path,
+            env={"OPENAI_API_KEY": ENV_CANARY},
+        )
     assert proc.returncode == 0, proc.stderr
     (text,) = _tool_texts(json.loads(proc.stdout))
     seen = json.loads(text)
@@ -100,29 +138,51 @@ def test_an_mcp_server_gets_the_key_only_when_its_config_says_so(tmp_path: Path)
 FAILURES: dict[str, list[dict[str, Any]]] = {
     # The fake server answers 401 "Incorrect API key provided: <the key>" for a wrong key.
     "401-echoing-the-key": [],
-    "500-json-echo": [{"error_status": 500, "message": "upstream rejected key {key}",
-                       "retry_after": 0}] * 4,
-    "500-raw-body-echo": [{"error_status": 503, "error_body": "bad gateway; auth=Bearer {key}",
-                           "retry_after": 0}] * 4,
+    "500-json-echo": [
+        {"error_status": 500, "message": "upstream rejected key {key}", "retry_after": 0}
+    ]
+    * 4,
+    "500-raw-body-echo": [
+        {"error_status": 503, "error_body": "bad gateway; auth=Bearer {key}", "retry_after": 0}
+    ]
+    * 4,
     "400-echo": [{"error_status": 400, "message": "invalid request for key {key}"}],
     "stream-dropped": [{"text": "partial", "drop_after_chunks": 2}] * 4,
-}  # fmt: skip
+}
 
 
 @pytest.mark.parametrize("how", ["env", "flag"])
 @pytest.mark.parametrize("case", sorted(FAILURES))
 def test_failing_sessions_leak_no_key(tmp_path: Path, case: str, how: str) -> None:
     canary = ENV_CANARY if how == "env" else FLAG_CANARY
-    replies = [{k: (v.format(key=canary) if isinstance(v, str) else v) for k, v in r.items()}
-               for r in FAILURES[case]]  # fmt: skip
+    replies = [
+        {k: (v.format(key=canary) if isinstance(v, str) else v) for k, v in r.items()}
+        for r in FAILURES[case]
+    ]
     required = "sk-the-right-key-000000" if case.startswith("401") else None
     env = {"OPENAI_API_KEY": canary} if how == "env" else {}
     flag = ["--openai-api-key", canary] if how == "flag" else []
-    with FakeOpenAI({"replies": replies, "default": replies[-1]} if replies else [],
-                    require_api_key=required) as fake:  # fmt: skip
-        proc = run_headwire(["-m", "fake-model", "--openai-base-url", fake.base_url, *flag, "-d",
-                             "-o", "stream-json", "--json-file", str(tmp_path / "dual.jsonl"),
-                             "-p", "hello"], tmp_path, env=env)  # fmt: skip
+    with FakeOpenAI(
+        {"replies": replies, "default": replies[-1]} if replies else [], require_api_key=required
+    ) as fake:
+        proc = run_headwire(
+            [
+                "-m",
+                "fake-model",
+                "--openai-base-url",
+                fake.base_url,
+                *flag,
+                "-d",
+                "-o",
+                "stream-json",
+                "--json-file",
+                str(tmp_path / "dual.jsonl"),
+                "-p",
+                "hello",
+            ],
+            tmp_path,
+            env=env,
+        )
     assert proc.returncode == 1, proc.stderr
     result = proc.lines()[-1]
     assert result["type"] == "result" and result["is_error"] is True
@@ -131,16 +191,33 @@ def test_failing_sessions_leak_no_key(tmp_path: Path, case: str, how: str) -> No
         assert "***" in proc.stdout.decode() + proc.stderr  # the echo is there, redacted
 
 
-@pytest.mark.parametrize("base_url", [
-    "http://127.0.0.1:9/v1",                            # nothing listens on the discard port
-    "http://user:{key}@127.0.0.1:9/v1",                 # the key as the URL's password
-    "http://no-such-host.invalid/v1",
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "base_url",
+    [
+        "http://127.0.0.1:9/v1",  # nothing listens on the discard port
+        "http://user:{key}@127.0.0.1:9/v1",  # the key as the URL's password
+        "http://no-such-host.invalid/v1",
+    ],
+)
 def test_unreachable_servers_leak_no_key(tmp_path: Path, base_url: str) -> None:
     url = base_url.format(key=FLAG_CANARY)
-    proc = run_headwire(["-m", "fake-model", "--openai-base-url", url, "--openai-api-key",
-                         FLAG_CANARY, "-o", "json", "-p", "hello"], tmp_path,
-                        env={"OPENAI_API_KEY": ENV_CANARY}, timeout=120)  # fmt: skip
+    proc = run_headwire(
+        [
+            "-m",
+            "fake-model",
+            "--openai-base-url",
+            url,
+            "--openai-api-key",
+            FLAG_CANARY,
+            "-o",
+            "json",
+            "-p",
+            "hello",
+        ],
+        tmp_path,
+        env={"OPENAI_API_KEY": ENV_CANARY},
+        timeout=120,
+    )
     assert proc.returncode == 1, proc.stderr
     assert _leaks(tmp_path, proc.stdout, proc.stderr, FLAG_CANARY) == []
     assert _leaks(tmp_path, proc.stdout, proc.stderr, ENV_CANARY) == []
@@ -150,15 +227,33 @@ def test_persistent_session_leaks_no_key(tmp_path: Path) -> None:
     """The SDK-driven mode: ``initialize``, a turn running ``env``, then EOF."""
     lines = [
         {"type": "control_request", "request_id": "r1", "request": {"subtype": "initialize"}},
-        {"type": "user", "session_id": "s", "parent_tool_use_id": None,
-         "message": {"role": "user", "content": "print your environment"}},
-    ]  # fmt: skip
+        {
+            "type": "user",
+            "session_id": "s",
+            "parent_tool_use_id": None,
+            "message": {"role": "user", "content": "print your environment"},
+        },
+    ]
     stdin = "".join(json.dumps(line) + "\n" for line in lines).encode()
     with FakeOpenAI([SHELL_ENV, {"text": "done"}], require_api_key=FLAG_CANARY) as fake:
-        proc = run_headwire(["-m", "fake-model", "--openai-base-url", fake.base_url,
-                             "--openai-api-key", FLAG_CANARY, "--yolo", "--input-format",
-                             "stream-json", "--output-format", "stream-json"], tmp_path,
-                            stdin=stdin, env={"OPENAI_API_KEY": ENV_CANARY})  # fmt: skip
+        proc = run_headwire(
+            [
+                "-m",
+                "fake-model",
+                "--openai-base-url",
+                fake.base_url,
+                "--openai-api-key",
+                FLAG_CANARY,
+                "--yolo",
+                "--input-format",
+                "stream-json",
+                "--output-format",
+                "stream-json",
+            ],
+            tmp_path,
+            stdin=stdin,
+            env={"OPENAI_API_KEY": ENV_CANARY},
+        )
     assert proc.returncode == 0, proc.stderr
     assert any("PATH=" in t for t in _tool_texts(proc.lines()))
     assert _leaks(tmp_path, proc.stdout, proc.stderr, FLAG_CANARY) == []
@@ -171,18 +266,32 @@ def test_persistent_session_leaks_no_key(tmp_path: Path) -> None:
 
 def test_tool_environment_scrubs_headwire_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(environment, "_secret_values", set())
-    base = {"PATH": "/bin", "OPENAI_API_KEY": "sk-a", "OPENAI_BASE_URL": "http://x",
-            "COPY": "sk-flag-123456789", "LIST": "k=sk-flag-123456789;z", "SHORT": "ab",
-            "HOME": "/h"}  # fmt: skip
+    base = {
+        "PATH": "/bin",
+        "OPENAI_API_KEY": "sk-a",
+        "OPENAI_BASE_URL": "http://x",
+        "COPY": "sk-flag-123456789",
+        "LIST": "k=sk-flag-123456789;z",
+        "SHORT": "ab",
+        "HOME": "/h",
+    }
     assert environment.tool_environment(base) == {
-        "PATH": "/bin", "OPENAI_BASE_URL": "http://x", "COPY": "sk-flag-123456789",
-        "LIST": "k=sk-flag-123456789;z", "SHORT": "ab", "HOME": "/h"}  # fmt: skip
+        "PATH": "/bin",
+        "OPENAI_BASE_URL": "http://x",
+        "COPY": "sk-flag-123456789",
+        "LIST": "k=sk-flag-123456789;z",
+        "SHORT": "ab",
+        "HOME": "/h",
+    }
     environment.register_secret("sk-flag-123456789")
     environment.register_secret("ab")  # short: removed only where it is the whole value
     environment.register_secret(None)
     environment.register_secret("")
-    assert environment.tool_environment(base) == {"PATH": "/bin", "OPENAI_BASE_URL": "http://x",
-                                                  "HOME": "/h"}  # fmt: skip
+    assert environment.tool_environment(base) == {
+        "PATH": "/bin",
+        "OPENAI_BASE_URL": "http://x",
+        "HOME": "/h",
+    }
 
 
 def test_openai_model_registers_its_key(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -367,15 +367,22 @@ PAIR = ["\ud83d\ude00", "\ud800\udc00", "\udbff\udfff"]  # adjacent code points,
 
 PROFILES: dict[str, list[tuple[list[str], int]]] = {
     "mix": [
-        (ASCII, 96), (QUOTE, 16), (SHORT_ESC, 20), (C0, 14), (MISC, 50),
-        (ASTRAL, 15), (LONE_HIGH, 15), (LONE_LOW, 15), (PAIR, 15),
+        (ASCII, 96),
+        (QUOTE, 16),
+        (SHORT_ESC, 20),
+        (C0, 14),
+        (MISC, 50),
+        (ASTRAL, 15),
+        (LONE_HIGH, 15),
+        (LONE_LOW, 15),
+        (PAIR, 15),
     ],
     "ascii": [(ASCII, 216), (QUOTE, 20), (SHORT_ESC, 15), (C0, 5)],
     "esc": [(ASCII, 40), (QUOTE, 60), (SHORT_ESC, 80), (C0, 76)],
     "sur": [(ASCII, 56), (LONE_HIGH, 50), (LONE_LOW, 50), (PAIR, 40), (ASTRAL, 40), (MISC, 20)],
     "wide": [(ASCII, 36), (MISC, 150), (ASTRAL, 40), (PAIR, 30)],
     "emoji": [(ASCII, 56), (ASTRAL, 120), (PAIR, 80)],
-}  # fmt: skip
+}
 
 
 def build_alphabets() -> dict[str, list[str]]:
@@ -448,9 +455,13 @@ def string_checks(
         for check in planned:
             if check[0] == "j":
                 requests.append(
-                    {"op": "json_string", "content": content, "budget": check[1],
-                     "marker": MARKERS[check[2]]}
-                )  # fmt: skip
+                    {
+                        "op": "json_string",
+                        "content": content,
+                        "budget": check[1],
+                        "marker": MARKERS[check[2]],
+                    }
+                )
             elif check[0] == "p":
                 req: dict[str, Any] = {"op": "payload_bytes", "content": content}
                 if check[1] is not None:
@@ -654,9 +665,17 @@ def upstream_string_items() -> list[tuple[str, Any, list[list[Any]]]]:
     bounded = {"max_json_bytes": 65536}
     items: list[tuple[str, Any, list[list[Any]]]] = []
     natives = [
-        "", "plain ASCII", '"\\\n\b\f\r\t', "\x00\x01\x1f", "汉字", "😀", "\ud800", "\udc00",
-        "\u2028\u2029", "\x7f\x80\u07ff\u0800",
-    ]  # fmt: skip
+        "",
+        "plain ASCII",
+        '"\\\n\b\f\r\t',
+        "\x00\x01\x1f",
+        "汉字",
+        "😀",
+        "\ud800",
+        "\udc00",
+        "\u2028\u2029",
+        "\x7f\x80\u07ff\u0800",
+    ]
     for k, s in enumerate(natives):
         items.append((f"5.1 native accounting parity #{k}", s, [["p", None], ["h"]]))
     for k, s in enumerate(lcg_samples()):
@@ -690,28 +709,52 @@ def upstream_string_items() -> list[tuple[str, Any, list[list[Any]]]]:
             spec = {"c": ["head-", {"r": [emoji, 100000]}, suffix]}
             props = {"no_lone_surrogates": True, "ends": suffix, "max_json_bytes": 65536}
             items.append(
-                (f"5.1/5.5 surrogate safety {suffix} ({label})", spec,
-                 [["h", props], ["j", 65536, t, props]])
-            )  # fmt: skip
+                (
+                    f"5.1/5.5 surrogate safety {suffix} ({label})",
+                    spec,
+                    [["h", props], ["j", 65536, t, props]],
+                )
+            )
     items.append(
-        ("5.5 fixture '😀'*100000+'-tail'", {"c": [{"r": ["😀", 100000]}, "-tail"]},
-         [["h", {"units": 32789, "json_bytes": 65533, "no_lone_surrogates": True}]])
-    )  # fmt: skip
+        (
+            "5.5 fixture '😀'*100000+'-tail'",
+            {"c": [{"r": ["😀", 100000]}, "-tail"]},
+            [["h", {"units": 32789, "json_bytes": 65533, "no_lone_surrogates": True}]],
+        )
+    )
     items.append(
-        ("5.1 budget below marker ('abcdef', 5)", "abcdef",
-         [["j", 5, t, {"equals": "abc", "json_bytes": 5}]])
-    )  # fmt: skip
+        (
+            "5.1 budget below marker ('abcdef', 5)",
+            "abcdef",
+            [["j", 5, t, {"equals": "abc", "json_bytes": 5}]],
+        )
+    )
     items.append(("5.1 idempotence: small string", "small", [["h"], ["j", 65536, t]]))
     items.append(
-        ("7.10 'a'*499999", {"r": ["a", 499999]},
-         [["h", {"units": 65532, "marker_at": 13097, "json_bytes": 65536,
-                 "head_tail": [13097, 52391]}]])
-    )  # fmt: skip
+        (
+            "7.10 'a'*499999",
+            {"r": ["a", 499999]},
+            [
+                [
+                    "h",
+                    {
+                        "units": 65532,
+                        "marker_at": 13097,
+                        "json_bytes": 65536,
+                        "head_tail": [13097, 52391],
+                    },
+                ]
+            ],
+        )
+    )
     items.append(("7.10 'x'*65534 unchanged", {"r": ["x", 65534]}, [["h"]]))
     items.append(
-        ("7.10 'x'*65535 projected", {"r": ["x", 65535]},
-         [["h", {"json_bytes": 65536, "head_tail": [13097, 52391]}]])
-    )  # fmt: skip
+        (
+            "7.10 'x'*65535 projected",
+            {"r": ["x", 65535]},
+            [["h", {"json_bytes": 65536, "head_tail": [13097, 52391]}]],
+        )
+    )
     abc = [["j", b, h, {"equals": want}] for b, want in enumerate(["", "", "", "a", "ab", "abc"])]
     abc.append(["j", 5, t, {"equals": "abc", "json_bytes": 5}])
     items.append(("7.10 generic 'abcdef' at budgets 0..5", "abcdef", abc))
@@ -734,10 +777,13 @@ def upstream_records(oracle: Oracle) -> list[dict[str, Any]]:
     assert head.startswith("HEAD-") and tail.endswith("-TAIL")
     spec = {
         "c": [
-            "HEAD-", {"r": ["h", len(head) - 5]}, HEADLESS_MARKER,
-            {"r": ["t", len(tail) - 5]}, "-TAIL",
+            "HEAD-",
+            {"r": ["h", len(head) - 5]},
+            HEADLESS_MARKER,
+            {"r": ["t", len(tail) - 5]},
+            "-TAIL",
         ]
-    }  # fmt: skip
+    }
     assert DECODER.string(spec) == projected
     (again,) = string_checks(oracle, [(spec, [["h"]])])
     assert again["checks"][0][1] is False
@@ -821,26 +867,52 @@ def acp_named_cases() -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
         text_block(s({"c": ["A-head", {"r": ["a", 300000]}, "A-tail"]})),
         text_block(s({"c": ["B-head", {"r": ["b", 300000]}, "B-tail"]})),
     ]
-    add("4.7/5.3 two 300k blocks", update(content=two),
-        block_payloads=[32713, 32712], content_json_bytes=65536)  # fmt: skip
-    add("4.7/5.3 small, 200k, 200k",
-        update(content=[text_block("small"), text_block(rep("p", 200000)),
-                        text_block(rep("q", 200000))]),
-        block_payloads=[5, 32683, 32682], content_json_bytes=65536)  # fmt: skip
-    add("4.7/5.3 10k, 50k, 200k",
-        update(content=[text_block(rep("k", 10000)), text_block(rep("l", 50000)),
-                        text_block(rep("m", 200000))]),
-        block_payloads=[10000, 27685, 27685], content_json_bytes=65536)  # fmt: skip
+    add(
+        "4.7/5.3 two 300k blocks",
+        update(content=two),
+        block_payloads=[32713, 32712],
+        content_json_bytes=65536,
+    )
+    add(
+        "4.7/5.3 small, 200k, 200k",
+        update(
+            content=[
+                text_block("small"),
+                text_block(rep("p", 200000)),
+                text_block(rep("q", 200000)),
+            ]
+        ),
+        block_payloads=[5, 32683, 32682],
+        content_json_bytes=65536,
+    )
+    add(
+        "4.7/5.3 10k, 50k, 200k",
+        update(
+            content=[
+                text_block(rep("k", 10000)),
+                text_block(rep("l", 50000)),
+                text_block(rep("m", 200000)),
+            ]
+        ),
+        block_payloads=[10000, 27685, 27685],
+        content_json_bytes=65536,
+    )
     many = [
         text_block(s({"c": [f"B{i:03d}-", {"r": ["z", 40000]}, f"-E{i:03d}"]})) for i in range(600)
     ]
     add("4.7/5.3 600 x 40k", update(content=many), content_json_bytes=65536, all_marked=True)
     empty = text_block("")
-    add("5.3 1192 empty blocks collapse", update(content=[{"$rep": [empty, 1192]}]),
-        content_json_bytes=97)  # fmt: skip
+    add(
+        "5.3 1192 empty blocks collapse",
+        update(content=[{"$rep": [empty, 1192]}]),
+        content_json_bytes=97,
+    )
     add("5.3 1191 empty blocks kept", update(content=[{"$rep": [empty, 1191]}]))
-    add("5.3 1000 x 100 collapse", update(content=[{"$rep": [text_block(rep("x", 100)), 1000]}]),
-        content_json_bytes=97)  # fmt: skip
+    add(
+        "5.3 1000 x 100 collapse",
+        update(content=[{"$rep": [text_block(rep("x", 100)), 1000]}]),
+        content_json_bytes=97,
+    )
     add("acp 0 blocks", update(content=[]))
     add("acp 0 blocks + big rawOutput", update(content=[], rawOutput=big))
     add("acp 1 small block", update(content=[text_block("hello")]))
@@ -848,49 +920,91 @@ def acp_named_cases() -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
     add("acp many small blocks fit", update(content=[{"$rep": [text_block(rep("w", 50)), 500]}]))
     add("acp 200 x 1000 blocks", update(content=[{"$rep": [text_block(rep("v", 1000)), 200]}]))
     add("acp 1191 x 1 blocks", update(content=[{"$rep": [text_block("1"), 1191]}]))
-    add("acp 1190 blocks with one big",
-        update(content=[{"$rep": [empty, 1189]}, text_block(rep("Q", 100000))]))  # fmt: skip
+    add(
+        "acp 1190 blocks with one big",
+        update(content=[{"$rep": [empty, 1189]}, text_block(rep("Q", 100000))]),
+    )
     add("acp paired", update(content=[text_block(big)], rawOutput=big), paired=True)
     add("acp paired small", update(content=[text_block("same")], rawOutput="same"))
     add(
         "acp paired at boundary",
         update(content=[text_block(rep("e", 65480))], rawOutput=rep("e", 65480)),
     )
-    add("acp paired one over", update(content=[text_block(rep("e", 65481))], rawOutput=rep("e", 65481)),
-        paired=True)  # fmt: skip
-    add("acp unpaired equal text, 2 blocks",
-        update(content=[text_block(big), text_block("x")], rawOutput=big))  # fmt: skip
-    add("acp unpaired different rawOutput",
-        update(content=[text_block(big)], rawOutput=rep("o", 100000)))  # fmt: skip
-    mixed = [text_block("ok"), {"type": "content", "content": {"type": "text", "text": "t"},
-                                "annotations": {"a": 1}}]  # fmt: skip
-    add("5.3 independent: mixed content kept, rawOutput bounded",
-        update(content=mixed, rawOutput=big))  # fmt: skip
-    add("5.3 independent: structured rawOutput kept, content bounded",
-        update(content=[text_block(big)], rawOutput={"stdout": big, "code": 0}))  # fmt: skip
-    add("5.3 exempt: block-level extra key",
-        update(content=[{"type": "content", "content": {"type": "text", "text": big},
-                         "annotations": {"audience": ["user"]}}]))  # fmt: skip
-    add("5.3 exempt: inner extra key",
-        update(content=[{"type": "content",
-                         "content": {"type": "text", "text": big, "annotations": None}}]))  # fmt: skip
+    add(
+        "acp paired one over",
+        update(content=[text_block(rep("e", 65481))], rawOutput=rep("e", 65481)),
+        paired=True,
+    )
+    add(
+        "acp unpaired equal text, 2 blocks",
+        update(content=[text_block(big), text_block("x")], rawOutput=big),
+    )
+    add(
+        "acp unpaired different rawOutput",
+        update(content=[text_block(big)], rawOutput=rep("o", 100000)),
+    )
+    mixed = [
+        text_block("ok"),
+        {"type": "content", "content": {"type": "text", "text": "t"}, "annotations": {"a": 1}},
+    ]
+    add(
+        "5.3 independent: mixed content kept, rawOutput bounded",
+        update(content=mixed, rawOutput=big),
+    )
+    add(
+        "5.3 independent: structured rawOutput kept, content bounded",
+        update(content=[text_block(big)], rawOutput={"stdout": big, "code": 0}),
+    )
+    add(
+        "5.3 exempt: block-level extra key",
+        update(
+            content=[
+                {
+                    "type": "content",
+                    "content": {"type": "text", "text": big},
+                    "annotations": {"audience": ["user"]},
+                }
+            ]
+        ),
+    )
+    add(
+        "5.3 exempt: inner extra key",
+        update(
+            content=[
+                {"type": "content", "content": {"type": "text", "text": big, "annotations": None}}
+            ]
+        ),
+    )
     add(
         "5.3 exempt: diff",
         update(content=[{"type": "diff", "path": "/a.txt", "oldText": big, "newText": big}]),
     )
     add("5.3 exempt: terminal", update(content=[{"type": "terminal", "terminalId": "t-1"}]))
-    add("5.3 exempt: image",
-        update(content=[{"type": "content",
-                         "content": {"type": "image", "data": rep("QUJD", 50000),
-                                     "mimeType": "image/png"}}]))  # fmt: skip
+    add(
+        "5.3 exempt: image",
+        update(
+            content=[
+                {
+                    "type": "content",
+                    "content": {
+                        "type": "image",
+                        "data": rep("QUJD", 50000),
+                        "mimeType": "image/png",
+                    },
+                }
+            ]
+        ),
+    )
     add(
         "acp exempt: mixed text and diff",
         update(content=[text_block(big), {"type": "diff", "path": "/b", "newText": "n"}]),
     )
     add("acp non-string text", update(content=[text_block(12345)], rawOutput=big))
     add("acp content not a list", update(content={"type": "content"}, rawOutput=big))
-    add("acp block type mismatch",
-        update(content=[{"type": "text", "content": {"type": "text", "text": big}}]))  # fmt: skip
+    add(
+        "acp block type mismatch",
+        update(content=[{"type": "text", "content": {"type": "text", "text": big}}]),
+    )
     a2ui_metas = [
         {"serverId": "a2ui", "toolName": "present_ui"},
         {"serverId": "dq-A2UI"},
@@ -929,18 +1043,29 @@ def acp_named_cases() -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
         "user_message_chunk",
         "TOOL_CALL_UPDATE",
     ):
-        add(f"5.3 unrelated kind {kind}",
-            {"sessionUpdate": kind, "toolCallId": "c", "content": [text_block(big)],
-             "rawOutput": big})  # fmt: skip
+        add(
+            f"5.3 unrelated kind {kind}",
+            {
+                "sessionUpdate": kind,
+                "toolCallId": "c",
+                "content": [text_block(big)],
+                "rawOutput": big,
+            },
+        )
     add("acp no sessionUpdate", {"toolCallId": "c", "content": [text_block(big)]})
     add("5.3 small update by reference", update(content=[text_block("done")], rawOutput="done!"))
     add("5.3 in_progress bounded", update(status="in_progress", content=[text_block(big)]))
     add("acp pending status", update(status="pending", rawOutput=big))
-    add("5.3 baseline 499999 ASCII paired",
+    add(
+        "5.3 baseline 499999 ASCII paired",
         update(content=[text_block(rep("x", 499999))], rawOutput=rep("x", 499999)),
-        frame_max=262144)  # fmt: skip
-    add("5.3 baseline 500001-unit CJK", update(content=[text_block(rep("汉", 500001))]),
-        frame_max=262144)  # fmt: skip
+        frame_max=262144,
+    )
+    add(
+        "5.3 baseline 500001-unit CJK",
+        update(content=[text_block(rep("汉", 500001))]),
+        frame_max=262144,
+    )
     add("acp rawOutput escapes", update(rawOutput=rep('"\\\n\x00\x1f', 40000)))
     add("acp rawOutput lone surrogates", update(rawOutput=rep("\udc00a\ud800", 40000)))
     add("acp rawOutput number", update(rawOutput=12345, content=[text_block("x")]))
@@ -952,58 +1077,102 @@ def acp_named_cases() -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
     add("shell valid small", update(rawOutput=shell()))
     add("shell valid small, keys reordered", update(rawOutput=dict(reversed(shell().items()))))
     add("shell valid small, extra key", update(rawOutput={**shell(), "extra": "k"}))
-    add("shell valid huge output+text", update(rawOutput=shell(output=huge, text=huge)),
-        rawOutput_json_bytes=65536)  # fmt: skip
+    add(
+        "shell valid huge output+text",
+        update(rawOutput=shell(output=huge, text=huge)),
+        rawOutput_json_bytes=65536,
+    )
     add("shell huge output only", update(rawOutput=shell(output=huge)))
     add("shell huge text, small output", update(rawOutput=shell(text=huge)))
-    add("shell huge error", update(rawOutput=shell(error=rep("E", 200000), outcome="failed",
-                                                   exitCode=1)))  # fmt: skip
+    add(
+        "shell huge error",
+        update(rawOutput=shell(error=rep("E", 200000), outcome="failed", exitCode=1)),
+    )
     add("shell 32 notices", update(rawOutput=shell(notices=[rep("n", 5000)] * 32, output=huge)))
     add("shell one huge notice", update(rawOutput=shell(notices=["a", rep("N", 100000)])))
     add("shell 33 notices (invalid)", update(rawOutput=shell(notices=["n"] * 33, output=huge)))
     add("shell notice not a string (invalid)", update(rawOutput=shell(notices=[1], output=huge)))
     add("shell 32 outputFiles", update(rawOutput=shell(outputFiles=["/f"] * 32, output=huge)))
-    add("shell 33 outputFiles (invalid)",
-        update(rawOutput=shell(outputFiles=["/f"] * 33, output=huge)))  # fmt: skip
-    add("shell directory 8192 units",
-        update(rawOutput=shell(directory=rep("d", 8192), output=huge)))  # fmt: skip
-    add("shell directory 8193 units (invalid)",
-        update(rawOutput=shell(directory=rep("d", 8193), output=huge)))  # fmt: skip
-    add("shell directory+files 8192 units with astral",
-        update(rawOutput=shell(directory=rep("😀", 4000), outputFiles=[rep("f", 192)],
-                               output=huge)))  # fmt: skip
-    add("shell directory+files 8193 units with astral (invalid)",
-        update(rawOutput=shell(directory=rep("😀", 4000), outputFiles=[rep("f", 193)],
-                               output=huge)))  # fmt: skip
+    add(
+        "shell 33 outputFiles (invalid)",
+        update(rawOutput=shell(outputFiles=["/f"] * 33, output=huge)),
+    )
+    add(
+        "shell directory 8192 units", update(rawOutput=shell(directory=rep("d", 8192), output=huge))
+    )
+    add(
+        "shell directory 8193 units (invalid)",
+        update(rawOutput=shell(directory=rep("d", 8193), output=huge)),
+    )
+    add(
+        "shell directory+files 8192 units with astral",
+        update(
+            rawOutput=shell(directory=rep("😀", 4000), outputFiles=[rep("f", 192)], output=huge)
+        ),
+    )
+    add(
+        "shell directory+files 8193 units with astral (invalid)",
+        update(
+            rawOutput=shell(directory=rep("😀", 4000), outputFiles=[rep("f", 193)], output=huge)
+        ),
+    )
     add(
         "shell directory of controls, huge output",
         update(rawOutput=shell(directory=rep("\x01", 8000), output=huge, text=huge)),
     )
     for key, val in [
-        ("exitCode", None), ("exitCode", -1), ("exitCode", 2**53 - 1), ("exitCode", -(2**53 - 1)),
-        ("exitCode", 3.0), ("signal", 15), ("pid", None), ("version", 1.0),
-        ("outcome", "failed"), ("outcome", "cancelled"), ("outcome", "timed_out"),
-        ("truncated", True), ("error", ""),
-    ]:  # fmt: skip
+        ("exitCode", None),
+        ("exitCode", -1),
+        ("exitCode", 2**53 - 1),
+        ("exitCode", -(2**53 - 1)),
+        ("exitCode", 3.0),
+        ("signal", 15),
+        ("pid", None),
+        ("version", 1.0),
+        ("outcome", "failed"),
+        ("outcome", "cancelled"),
+        ("outcome", "timed_out"),
+        ("truncated", True),
+        ("error", ""),
+    ]:
         add(
             f"shell valid {key}={val!r} huge", update(rawOutput=shell(**{"output": huge, key: val}))
         )
     for key, val in [
-        ("exitCode", 2**53), ("exitCode", 1.5), ("exitCode", "0"), ("exitCode", True),
-        ("signal", "SIGTERM"), ("pid", 1e300), ("version", 2), ("version", "1"),
-        ("version", True), ("outcome", "unknown"), ("outcome", 1), ("truncated", "no"),
-        ("truncated", None), ("error", 5), ("type", "shell_results"), ("notices", "n"),
-        ("outputFiles", None), ("text", None), ("output", 0), ("directory", None),
-    ]:  # fmt: skip
-        add(f"shell invalid {key}={val!r} huge",
-            update(rawOutput=shell(**{"output": huge, key: val})))  # fmt: skip
+        ("exitCode", 2**53),
+        ("exitCode", 1.5),
+        ("exitCode", "0"),
+        ("exitCode", True),
+        ("signal", "SIGTERM"),
+        ("pid", 1e300),
+        ("version", 2),
+        ("version", "1"),
+        ("version", True),
+        ("outcome", "unknown"),
+        ("outcome", 1),
+        ("truncated", "no"),
+        ("truncated", None),
+        ("error", 5),
+        ("type", "shell_results"),
+        ("notices", "n"),
+        ("outputFiles", None),
+        ("text", None),
+        ("output", 0),
+        ("directory", None),
+    ]:
+        add(
+            f"shell invalid {key}={val!r} huge",
+            update(rawOutput=shell(**{"output": huge, key: val})),
+        )
     for key in ("error", "exitCode", "signal", "pid", "notices", "truncated", "version"):
         add(
             f"shell invalid missing {key}",
             update(rawOutput=shell(**{"output": huge, key: _DELETE})),
         )
-    add("shell huge with extra keys",
-        update(rawOutput={"zzz": 1, **shell(output=huge, text=huge), "extra": big}))  # fmt: skip
+    add(
+        "shell huge with extra keys",
+        update(rawOutput={"zzz": 1, **shell(output=huge, text=huge), "extra": big}),
+    )
     add(
         "shell huge, escapes and surrogates",
         update(
@@ -1035,9 +1204,15 @@ def random_acp_templates(rng: random.Random, count: int) -> list[tuple[str, dict
         if roll < 0.85:
             return s(gen(rng.randint(min(cap, 5000), cap), alphabet))
         atoms = [a for a in ALPHABETS[alphabet] if a not in LONE_HIGH + LONE_LOW]
-        return s({"c": [gen(rng.randint(0, 3000), alphabet),
-                        {"r": [rng.choice(atoms), rng.randint(10000, 150000)]},
-                        gen(rng.randint(0, 3000), rng.choice(profiles))]})  # fmt: skip
+        return s(
+            {
+                "c": [
+                    gen(rng.randint(0, 3000), alphabet),
+                    {"r": [rng.choice(atoms), rng.randint(10000, 150000)]},
+                    gen(rng.randint(0, 3000), rng.choice(profiles)),
+                ]
+            }
+        )
 
     out = []
     for i in range(count):
@@ -1068,12 +1243,13 @@ def random_acp_templates(rng: random.Random, count: int) -> list[tuple[str, dict
                 fields["content"] = blocks[:1]
         elif raw_roll < 0.85:
             fields["rawOutput"] = shell(
-                output=text(), text=text(),
+                output=text(),
+                text=text(),
                 error=text() if rng.random() < 0.4 else None,
                 notices=[text() for _ in range(rng.randint(0, 3))],
                 outcome=rng.choice(["completed", "failed", "cancelled", "timed_out"]),
                 exitCode=rng.choice([0, 1, None, 137]),
-            )  # fmt: skip
+            )
         else:
             fields["rawOutput"] = rng.choice([None, 7, {"data": text()}, [text()], True])
         meta_roll = rng.random()
@@ -1192,8 +1368,13 @@ def check_acp_props(
         elif key == "paired":
             ok = result["rawOutput"] == result["content"][0]["content"]["text"]
         elif key == "frame_max":
-            frame = len(b'{"jsonrpc":"2.0","method":"session/update","params":'
-                        b'{"sessionId":"s","update":}}') + response["json_bytes"]  # fmt: skip
+            frame = (
+                len(
+                    b'{"jsonrpc":"2.0","method":"session/update","params":'
+                    b'{"sessionId":"s","update":}}'
+                )
+                + response["json_bytes"]
+            )
             ok = frame < want
         else:
             raise ValueError(key)
@@ -1207,23 +1388,103 @@ def check_acp_props(
 
 def random_json_values(rng: random.Random, count: int, fixed: bool = True) -> list[Any]:
     floats = [
-        1e21, 1e-7, 0.1, -0.0, 0.0, 5e-324, 1.7976931348623157e308, 100.0, math.nan, math.inf,
-        -math.inf, 1e20, 9.999999999999999e20, 1e-6, 1.5e-7, 123.456, -2.5, 0.000001234,
-        9007199254740992.0, 9007199254740994.0, 1e300, 2.2250738585072014e-308, 1.0, -1e-7,
-        123456789012345680000.0, 0.30000000000000004, 1e16, 1.2e-5, 4.35, -1e21, 1e22, 1e-323,
-    ]  # fmt: skip
+        1e21,
+        1e-7,
+        0.1,
+        -0.0,
+        0.0,
+        5e-324,
+        1.7976931348623157e308,
+        100.0,
+        math.nan,
+        math.inf,
+        -math.inf,
+        1e20,
+        9.999999999999999e20,
+        1e-6,
+        1.5e-7,
+        123.456,
+        -2.5,
+        0.000001234,
+        9007199254740992.0,
+        9007199254740994.0,
+        1e300,
+        2.2250738585072014e-308,
+        1.0,
+        -1e-7,
+        123456789012345680000.0,
+        0.30000000000000004,
+        1e16,
+        1.2e-5,
+        4.35,
+        -1e21,
+        1e22,
+        1e-323,
+    ]
     ints = [
-        0, 1, -1, 42, 2**31, 2**32, 2**53 - 1, 2**53, 2**53 + 1, -(2**53), -(2**53) - 1,
-        2**63 - 1, 2**63, 2**64 - 1, 2**64, -(2**63), -(2**63) - 1, 10**21, 10**22, -(10**25),
-        123456789012345678901234567890, 10**308, 10**309, 2**1024, 2**1024 - 2**970,
-        2**1024 - 2**970 - 1, 10**400, -(10**400), 999999999999999999999,
-    ]  # fmt: skip
+        0,
+        1,
+        -1,
+        42,
+        2**31,
+        2**32,
+        2**53 - 1,
+        2**53,
+        2**53 + 1,
+        -(2**53),
+        -(2**53) - 1,
+        2**63 - 1,
+        2**63,
+        2**64 - 1,
+        2**64,
+        -(2**63),
+        -(2**63) - 1,
+        10**21,
+        10**22,
+        -(10**25),
+        123456789012345678901234567890,
+        10**308,
+        10**309,
+        2**1024,
+        2**1024 - 2**970,
+        2**1024 - 2**970 - 1,
+        10**400,
+        -(10**400),
+        999999999999999999999,
+    ]
     keys = [
-        "a", "b", "type", "content", "", "0", "1", "2", "10", "01", "-1", "1.5", "1e3",
-        "4294967294", "4294967295", "9007199254740993", "__proto__", "constructor", "00",
-        "k\ud800", "\udc00", "😀", "\ud83d\ude00", "汉", '"q"', "\n", "\x00", "123abc",
-        " 1", "1 ", "\u0661",
-    ]  # fmt: skip
+        "a",
+        "b",
+        "type",
+        "content",
+        "",
+        "0",
+        "1",
+        "2",
+        "10",
+        "01",
+        "-1",
+        "1.5",
+        "1e3",
+        "4294967294",
+        "4294967295",
+        "9007199254740993",
+        "__proto__",
+        "constructor",
+        "00",
+        "k\ud800",
+        "\udc00",
+        "😀",
+        "\ud83d\ude00",
+        "汉",
+        '"q"',
+        "\n",
+        "\x00",
+        "123abc",
+        " 1",
+        "1 ",
+        "\u0661",
+    ]
     mix = ALPHABETS["mix"]
 
     def text() -> str:

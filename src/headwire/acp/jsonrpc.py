@@ -153,27 +153,40 @@ def parse_message(line: bytes) -> Request | Notification | Response | BadMessage
     except (ValueError, RecursionError) as exc:  # RecursionError: nested too deeply to read
         return BadMessage(None, PARSE_ERROR, "Parse error", {"details": str(exc)})
     if not isinstance(message, dict):
-        return BadMessage(None, INVALID_REQUEST, "Invalid Request",
-                          {"details": "a message must be a JSON object"})  # fmt: skip
+        return BadMessage(
+            None, INVALID_REQUEST, "Invalid Request", {"details": "a message must be a JSON object"}
+        )
     raw_id = message.get("id")
     msg_id: Id = raw_id if _valid_id(raw_id) else None
     if message.get("jsonrpc") != JSONRPC_VERSION:
-        return BadMessage(msg_id, INVALID_REQUEST, "Invalid Request",
-                          {"details": 'jsonrpc must be "2.0"'})  # fmt: skip
+        return BadMessage(
+            msg_id, INVALID_REQUEST, "Invalid Request", {"details": 'jsonrpc must be "2.0"'}
+        )
     if not _valid_id(raw_id):
-        return BadMessage(None, INVALID_REQUEST, "Invalid Request",
-                          {"details": "id must be a string, a number or null"})  # fmt: skip
+        return BadMessage(
+            None,
+            INVALID_REQUEST,
+            "Invalid Request",
+            {"details": "id must be a string, a number or null"},
+        )
     if "method" not in message:
         if "id" in message and ("result" in message or "error" in message):
             error = message.get("error")
-            return Response(msg_id, message.get("result"), error if isinstance(error, dict) else (
-                None if error is None else {"code": INTERNAL_ERROR, "message": as_text(error)}))
-        return BadMessage(msg_id, INVALID_REQUEST, "Invalid Request",
-                          {"details": "missing method"})  # fmt: skip
+            return Response(
+                msg_id,
+                message.get("result"),
+                error
+                if isinstance(error, dict)
+                else (
+                    None if error is None else {"code": INTERNAL_ERROR, "message": as_text(error)}
+                ),
+            )
+        return BadMessage(msg_id, INVALID_REQUEST, "Invalid Request", {"details": "missing method"})
     method = message["method"]
     if not isinstance(method, str):
-        return BadMessage(msg_id, INVALID_REQUEST, "Invalid Request",
-                          {"details": "method must be a string"})  # fmt: skip
+        return BadMessage(
+            msg_id, INVALID_REQUEST, "Invalid Request", {"details": "method must be a string"}
+        )
     params = message.get("params")
     if "id" not in message:
         return Notification(method, params)

@@ -48,9 +48,10 @@ def _text(content: Any) -> str:
         return content
     if isinstance(content, list):
         return "".join(
-            part["text"] for part in content
+            part["text"]
+            for part in content
             if isinstance(part, dict) and isinstance(part.get("text"), str)
-        )  # fmt: skip
+        )
     return ""
 
 
@@ -104,10 +105,13 @@ class Replayer:
             name = function.get("name") if isinstance(function, dict) else None
             name = name if isinstance(name, str) else "unknown_tool"
             self._open[call["id"]] = name
-            yield tool_call_start(call["id"], name, self.tools.get(name), _arguments(function),
-                                  self.cwd)  # fmt: skip
+            yield tool_call_start(
+                call["id"], name, self.tools.get(name), _arguments(function), self.cwd
+            )
 
-    def _tool_result(self, record: Mapping[str, Any], message: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
+    def _tool_result(
+        self, record: Mapping[str, Any], message: Mapping[str, Any]
+    ) -> Iterator[dict[str, Any]]:
         call_id = record.get("call_id") or message.get("tool_call_id")
         if not isinstance(call_id, str):
             return
@@ -116,14 +120,28 @@ class Replayer:
         name = name if isinstance(name, str) else (opened or "unknown_tool")
         failed = bool(record.get("is_error"))
         error = record.get("error")
-        text = error if failed and isinstance(error, str) and error else _text(message.get("content"))
+        text = (
+            error if failed and isinstance(error, str) and error else _text(message.get("content"))
+        )
         display = record.get("display")
-        yield tool_call_result(call_id, name, self.tools.get(name), failed=failed, text=text,
-                               display=display if isinstance(display, str) else None)  # fmt: skip
+        yield tool_call_result(
+            call_id,
+            name,
+            self.tools.get(name),
+            failed=failed,
+            text=text,
+            display=display if isinstance(display, str) else None,
+        )
 
     def finish(self) -> Iterator[dict[str, Any]]:
         """Close the calls that never got a recorded result (``failed``)."""
         pending, self._open = self._open, {}
         for call_id, name in pending.items():
-            yield tool_call_result(call_id, name, self.tools.get(name), failed=True,
-                                   text=INTERRUPTED_TEXT, display=None)  # fmt: skip
+            yield tool_call_result(
+                call_id,
+                name,
+                self.tools.get(name),
+                failed=True,
+                text=INTERRUPTED_TEXT,
+                display=None,
+            )

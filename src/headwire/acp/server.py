@@ -132,8 +132,9 @@ def _raw_lines(fd: int) -> Iterator[bytes]:
         yield b"".join(pending)
 
 
-def _read_lines(stream: BinaryIO, loop: asyncio.AbstractEventLoop,
-                queue: asyncio.Queue[object]) -> None:  # fmt: skip
+def _read_lines(
+    stream: BinaryIO, loop: asyncio.AbstractEventLoop, queue: asyncio.Queue[object]
+) -> None:
     """Read whole lines of any length in a thread and hand them to the event loop.
 
     A stream with a descriptor is read raw (``os.read``): a thread blocked inside a buffered
@@ -145,7 +146,7 @@ def _read_lines(stream: BinaryIO, loop: asyncio.AbstractEventLoop,
     except (AttributeError, OSError, ValueError):
         fd = None
     try:
-        for line in (stream if fd is None else _raw_lines(fd)):
+        for line in stream if fd is None else _raw_lines(fd):
             loop.call_soon_threadsafe(queue.put_nowait, line)
     except (OSError, ValueError) as exc:
         loop.call_soon_threadsafe(queue.put_nowait, exc)
@@ -190,11 +191,14 @@ class AcpServer:
         try:
             update = project_acp_tool_call_update(update)
         except Exception as exc:  # keep the frame bounded and the turn alive, whatever happens
-            warn(f"headwire: acp: projection failed ({type(exc).__name__}: {exc}); "
-                 "sending the marker instead")  # fmt: skip
+            warn(
+                f"headwire: acp: projection failed ({type(exc).__name__}: {exc}); "
+                "sending the marker instead"
+            )
             update = {k: v for k, v in update.items() if k != "rawOutput"}
-            update["content"] = [{"type": "content",
-                                  "content": {"type": "text", "text": ACP_TRUNCATION_MARKER}}]  # fmt: skip
+            update["content"] = [
+                {"type": "content", "content": {"type": "text", "text": ACP_TRUNCATION_MARKER}}
+            ]
         self.send(rpc.notification("session/update", {"sessionId": session_id, "update": update}))
 
     # -- agent -> client requests ---------------------------------------------------------------
@@ -213,8 +217,11 @@ class AcpServer:
         if answer.error is not None:
             error = answer.error
             code = error.get("code")
-            raise rpc.RpcError(code if isinstance(code, int) else rpc.INTERNAL_ERROR,
-                               rpc.as_text(error.get("message") or "error"), error.get("data"))  # fmt: skip
+            raise rpc.RpcError(
+                code if isinstance(code, int) else rpc.INTERNAL_ERROR,
+                rpc.as_text(error.get("message") or "error"),
+                error.get("data"),
+            )
         return answer.result
 
     async def ask_permission(
@@ -225,17 +232,24 @@ class AcpServer:
             "sessionId": session.id,
             "options": permission_options(tool, args),
             "toolCall": {
-                "toolCallId": call_id, "status": "pending", "title": tool_title(tool.name, tool, args),
-                "content": [], "locations": tool_locations(args, session.cwd),
-                "kind": tool_kind(tool), "rawInput": args, "_meta": {"toolName": tool.name},
+                "toolCallId": call_id,
+                "status": "pending",
+                "title": tool_title(tool.name, tool, args),
+                "content": [],
+                "locations": tool_locations(args, session.cwd),
+                "kind": tool_kind(tool),
+                "rawInput": args,
+                "_meta": {"toolName": tool.name},
             },
-        }  # fmt: skip
+        }
         try:
             result = await self.call_client("session/request_permission", params)
         except (rpc.RpcError, ConnectionError) as exc:
             warn(f"headwire: acp: permission request for {tool.name} failed: {exc}")
             session.stop_after = call_id
-            return Decision(allow=False, message=f'Permission request failed for "{tool.name}": {exc}')
+            return Decision(
+                allow=False, message=f'Permission request failed for "{tool.name}": {exc}'
+            )
         outcome = result.get("outcome") if isinstance(result, dict) else None
         if isinstance(outcome, dict) and outcome.get("outcome") == "selected":
             option = outcome.get("optionId")
@@ -267,8 +281,10 @@ class AcpServer:
         if message is None:
             return
         if isinstance(message, rpc.BadMessage):
-            warn(f"headwire: acp: bad input: {message.message}"
-                 + (f" ({message.data['details']})" if isinstance(message.data, dict) else ""))  # fmt: skip
+            warn(
+                f"headwire: acp: bad input: {message.message}"
+                + (f" ({message.data['details']})" if isinstance(message.data, dict) else "")
+            )
             self.send(rpc.error_response(message.id, message.code, message.message, message.data))
         elif isinstance(message, rpc.Request):
             task = asyncio.create_task(self._answer(message))
@@ -293,8 +309,14 @@ class AcpServer:
             self.send(rpc.error_response(req.id, exc.code, exc.message, exc.data))
         except Exception as exc:
             warn(f"headwire: acp: {req.method} failed:\n{traceback.format_exc()}")
-            self.send(rpc.error_response(req.id, rpc.INTERNAL_ERROR, "Internal error",
-                                         {"details": f"{type(exc).__name__}: {exc}"}))  # fmt: skip
+            self.send(
+                rpc.error_response(
+                    req.id,
+                    rpc.INTERNAL_ERROR,
+                    "Internal error",
+                    {"details": f"{type(exc).__name__}: {exc}"},
+                )
+            )
         else:
             self.send(rpc.response(req.id, result))
 
@@ -324,12 +346,14 @@ class AcpServer:
         session_id = string_param(params, "sessionId")
         session = self.sessions.get(session_id)
         if session is None:
-            raise rpc.RpcError(rpc.INVALID_PARAMS, f"Session not found: {session_id}",
-                               {"sessionId": session_id})  # fmt: skip
+            raise rpc.RpcError(
+                rpc.INVALID_PARAMS, f"Session not found: {session_id}", {"sessionId": session_id}
+            )
         return session
 
-    async def _open(self, session_id: str, cwd: Path, servers: list[dict[str, Any]],
-                    history: Path | None) -> AcpSession:  # fmt: skip
+    async def _open(
+        self, session_id: str, cwd: Path, servers: list[dict[str, Any]], history: Path | None
+    ) -> AcpSession:
         ns = argparse.Namespace(**vars(self.args))
         ns.session_id, ns.resume, ns.continue_ = session_id, None, False
         try:
@@ -461,8 +485,12 @@ class AcpServer:
         calls, session.open_calls = session.open_calls, {}
         for call_id, name in calls.items():
             tool = session.agent.tools.get(name)
-            self.send_update(session.id, tool_call_result(call_id, name, tool, failed=True,
-                                                          text=CANCELLED_TEXT, display=None))  # fmt: skip
+            self.send_update(
+                session.id,
+                tool_call_result(
+                    call_id, name, tool, failed=True, text=CANCELLED_TEXT, display=None
+                ),
+            )
 
     # -- lifetime -----------------------------------------------------------------------------
 
@@ -470,8 +498,9 @@ class AcpServer:
         """Serve until the client closes stdin (or stops reading stdout); returns 0."""
         loop = asyncio.get_running_loop()
         lines: asyncio.Queue[object] = asyncio.Queue()
-        threading.Thread(target=_read_lines, args=(stream, loop, lines), name="headwire-acp-stdin",
-                         daemon=True).start()  # fmt: skip
+        threading.Thread(
+            target=_read_lines, args=(stream, loop, lines), name="headwire-acp-stdin", daemon=True
+        ).start()
         try:
             while True:
                 item = await lines.get()
@@ -518,8 +547,9 @@ def _widen_pipe(stream: BinaryIO) -> None:
         fcntl.fcntl(stream.fileno(), setpipe, _PIPE_BYTES)
 
 
-def run_acp(args: argparse.Namespace, build: BuildAgent,
-            connect_mcp: McpConnector | None = None) -> int:  # fmt: skip
+def run_acp(
+    args: argparse.Namespace, build: BuildAgent, connect_mcp: McpConnector | None = None
+) -> int:
     """Serve ACP on stdin/stdout until stdin closes; returns the exit code.
 
     The flags are checked once up front (a bad ``--script`` or model setup exits 2 with a

@@ -119,9 +119,10 @@ class SessionUpdates(AgentObserver):
         text = outcome.error if failed and outcome.error else model_text
         self.server.send_update(
             self.session.id,
-            tool_call_result(call.call_id, call.name, tool, failed=failed, text=text,
-                             display=outcome.display),
-        )  # fmt: skip
+            tool_call_result(
+                call.call_id, call.name, tool, failed=failed, text=text, display=outcome.display
+            ),
+        )
         if self.session.stop_after == call.call_id:
             self.session.stop_after = None
             self.server.stop_turn(self.session, "end_turn")

@@ -53,7 +53,18 @@ PROTOCOL_VERSION = 1
 """The ACP protocol version headwire speaks (an integer on the wire)."""
 
 ACP_KINDS = frozenset(
-    ("read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other")
+    (
+        "read",
+        "edit",
+        "delete",
+        "move",
+        "search",
+        "execute",
+        "think",
+        "fetch",
+        "switch_mode",
+        "other",
+    )
 )
 """The ``kind`` values ACP accepts; anything else is sent as ``"other"``."""
 
@@ -106,10 +117,13 @@ def permission_options(tool: Tool, args: dict[str, Any]) -> list[dict[str, Any]]
     """The options of one permission request; "always" names the rule it would add."""
     label = always_rule(tool, args)
     return [
-        {"optionId": option_id, "name": f"{name}: {label}" if option_id == ALLOW_ALWAYS else name,
-         "kind": kind}
+        {
+            "optionId": option_id,
+            "name": f"{name}: {label}" if option_id == ALLOW_ALWAYS else name,
+            "kind": kind,
+        }
         for option_id, name, kind in PERMISSION_OPTIONS
-    ]  # fmt: skip
+    ]
 
 
 def always_rule(tool: Tool, args: dict[str, Any]) -> str:
@@ -200,13 +214,24 @@ def tool_locations(args: dict[str, Any], cwd: Path) -> list[dict[str, Any]]:
         if isinstance(value, str) and value:
             path = Path(value)
             offset = args.get("offset")
-            line = offset if isinstance(offset, int) and not isinstance(offset, bool) and offset >= 0 else None
+            line = (
+                offset
+                if isinstance(offset, int) and not isinstance(offset, bool) and offset >= 0
+                else None
+            )
             return [{"path": str(path if path.is_absolute() else cwd / path), "line": line}]
     return []
 
 
-def _start(kind: str, status: str, call_id: str, name: str, tool: Tool | None,
-           args: dict[str, Any], cwd: Path) -> dict[str, Any]:  # fmt: skip
+def _start(
+    kind: str,
+    status: str,
+    call_id: str,
+    name: str,
+    tool: Tool | None,
+    args: dict[str, Any],
+    cwd: Path,
+) -> dict[str, Any]:
     return {
         "sessionUpdate": kind,
         "toolCallId": call_id,
@@ -220,20 +245,23 @@ def _start(kind: str, status: str, call_id: str, name: str, tool: Tool | None,
     }
 
 
-def tool_call_start(call_id: str, name: str, tool: Tool | None, args: dict[str, Any],
-                    cwd: Path) -> dict[str, Any]:  # fmt: skip
+def tool_call_start(
+    call_id: str, name: str, tool: Tool | None, args: dict[str, Any], cwd: Path
+) -> dict[str, Any]:
     """``tool_call`` (status ``pending``): the model asked for the call."""
     return _start("tool_call", "pending", call_id, name, tool, args, cwd)
 
 
-def tool_call_in_progress(call_id: str, name: str, tool: Tool | None, args: dict[str, Any],
-                          cwd: Path) -> dict[str, Any]:  # fmt: skip
+def tool_call_in_progress(
+    call_id: str, name: str, tool: Tool | None, args: dict[str, Any], cwd: Path
+) -> dict[str, Any]:
     """``tool_call_update`` (status ``in_progress``): the call was allowed and runs."""
     return _start("tool_call_update", "in_progress", call_id, name, tool, args, cwd)
 
 
-def tool_call_result(call_id: str, name: str, tool: Tool | None, *, failed: bool, text: str,
-                     display: str | None) -> dict[str, Any]:  # fmt: skip
+def tool_call_result(
+    call_id: str, name: str, tool: Tool | None, *, failed: bool, text: str, display: str | None
+) -> dict[str, Any]:
     """``tool_call_update`` with the (unprojected) result: ``completed`` or ``failed``."""
     update: dict[str, Any] = {
         "sessionUpdate": "tool_call_update",

@@ -67,10 +67,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-p", "--prompt", help="the prompt; appended to stdin when both are given")
     p.add_argument("-o", "--output-format", choices=["text", "json", "stream-json"], default="text")
     p.add_argument("--input-format", choices=["text", "stream-json"], default="text")
-    p.add_argument("--include-partial-messages", action="store_true",
-                   help="add stream_event partial messages (stream-json only)")
-    p.add_argument("-m", "--model", help="model name; 'scripted' or 'scripted:NAME' for the offline model")
-    p.add_argument("--script", help="scripted model: a JSONL file of turns, or a built-in name (demo)")
+    p.add_argument(
+        "--include-partial-messages",
+        action="store_true",
+        help="add stream_event partial messages (stream-json only)",
+    )
+    p.add_argument(
+        "-m", "--model", help="model name; 'scripted' or 'scripted:NAME' for the offline model"
+    )
+    p.add_argument(
+        "--script", help="scripted model: a JSONL file of turns, or a built-in name (demo)"
+    )
     p.add_argument("--openai-base-url", help="OpenAI-compatible base URL (env OPENAI_BASE_URL)")
     p.add_argument("--openai-api-key", help="API key (env OPENAI_API_KEY)")
     p.add_argument("--auth-type", default=None, help="only 'openai' is supported")
@@ -81,28 +88,59 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--allowed-tools", action="append", help="run these without asking")
     p.add_argument("--max-session-turns", type=int, default=-1)
     p.add_argument("--resume", "-r", metavar="SESSION_ID", help="resume a recorded session")
-    p.add_argument("--continue", "-c", dest="continue_", action="store_true",
-                   help="resume the most recent session of this project")
+    p.add_argument(
+        "--continue",
+        "-c",
+        dest="continue_",
+        action="store_true",
+        help="resume the most recent session of this project",
+    )
     p.add_argument("--session-id", help="use this session id for a new session")
     p.add_argument("--system-prompt")
     p.add_argument("--append-system-prompt")
     p.add_argument("--include-directories", action="append", help="extra workspace directories")
     p.add_argument("--tool-timeout", type=float, default=None, help="seconds per tool call")
     p.add_argument("--channel", help="accepted for SDK compatibility")
-    p.add_argument("--max-subagent-depth", type=int, default=1,
-                   help="how deep subagents may nest (default 1: subagents start no subagents)")
-    p.add_argument("--json-fd", type=int, help="Dual Output: mirror stream-JSON events to this descriptor (>= 3)")
-    p.add_argument("--json-file", help="Dual Output: mirror stream-JSON events to this file or FIFO")
-    p.add_argument("--input-file", help="Dual Output reverse channel: JSONL commands (submit, confirmation_response)")
-    p.add_argument("--acp", "--experimental-acp", dest="acp", action="store_true",
-                   help="serve the Agent Client Protocol (JSON-RPC 2.0) on stdin/stdout")
-    p.add_argument("--mcp-config", action="append", metavar="JSON|FILE",
-                   help="MCP servers ({\"mcpServers\": {...}}) as JSON text or a file; repeatable")
+    p.add_argument(
+        "--max-subagent-depth",
+        type=int,
+        default=1,
+        help="how deep subagents may nest (default 1: subagents start no subagents)",
+    )
+    p.add_argument(
+        "--json-fd",
+        type=int,
+        help="Dual Output: mirror stream-JSON events to this descriptor (>= 3)",
+    )
+    p.add_argument(
+        "--json-file", help="Dual Output: mirror stream-JSON events to this file or FIFO"
+    )
+    p.add_argument(
+        "--input-file",
+        help="Dual Output reverse channel: JSONL commands (submit, confirmation_response)",
+    )
+    p.add_argument(
+        "--acp",
+        "--experimental-acp",
+        dest="acp",
+        action="store_true",
+        help="serve the Agent Client Protocol (JSON-RPC 2.0) on stdin/stdout",
+    )
+    p.add_argument(
+        "--mcp-config",
+        action="append",
+        metavar="JSON|FILE",
+        help='MCP servers ({"mcpServers": {...}}) as JSON text or a file; repeatable',
+    )
     p.add_argument("-d", "--debug", action="store_true")
     p.add_argument("-v", "--version", action="version", version=__version__)
     claude = p.add_argument_group("Claude Code SDK compatibility (mapped, or ignored with a note)")
-    claude.add_argument("--verbose", action="store_true", help="accepted; stream-json is always verbose")
-    claude.add_argument("--permission-mode", choices=sorted(CLAUDE_MODES), help="mapped to --approval-mode")
+    claude.add_argument(
+        "--verbose", action="store_true", help="accepted; stream-json is always verbose"
+    )
+    claude.add_argument(
+        "--permission-mode", choices=sorted(CLAUDE_MODES), help="mapped to --approval-mode"
+    )
     claude.add_argument("--max-turns", type=int, help="mapped to --max-session-turns")
     claude.add_argument("--allowedTools", "--allowed_tools", action="append", dest="claude_allowed")
     claude.add_argument("--disallowedTools", action="append", dest="claude_disallowed")
@@ -110,21 +148,49 @@ def build_parser() -> argparse.ArgumentParser:
     for flag in IGNORED_CLAUDE_FLAGS:
         claude.add_argument(flag, dest="ignored_" + flag.strip("-").replace("-", "_"), default=None)
     for flag in IGNORED_CLAUDE_SWITCHES:
-        claude.add_argument(flag, dest="ignored_" + flag.strip("-").replace("-", "_"),
-                            action="store_true", default=None)
+        claude.add_argument(
+            flag,
+            dest="ignored_" + flag.strip("-").replace("-", "_"),
+            action="store_true",
+            default=None,
+        )
     return p
 
 
-CLAUDE_MODES = {"default": "default", "acceptEdits": "auto-edit", "plan": "plan",
-                "bypassPermissions": "yolo", "dontAsk": "default", "auto": "default"}  # fmt: skip
-IGNORED_CLAUDE_FLAGS = ("--setting-sources", "--tools", "--settings",
-                        "--fallback-model", "--max-budget-usd", "--permission-prompt-tool",
-                        "--plugin-dir", "--max-thinking-tokens", "--effort", "--json-schema",
-                        "--thinking", "--agents", "--betas", "--system-prompt-file",
-                        "--task-budget", "--thinking-display", "--resume-session-at",
-                        "--resume-drops-turn")  # fmt: skip
-IGNORED_CLAUDE_SWITCHES = ("--include-hook-events", "--strict-mcp-config", "--fork-session",
-                           "--session-mirror")  # fmt: skip
+CLAUDE_MODES = {
+    "default": "default",
+    "acceptEdits": "auto-edit",
+    "plan": "plan",
+    "bypassPermissions": "yolo",
+    "dontAsk": "default",
+    "auto": "default",
+}
+IGNORED_CLAUDE_FLAGS = (
+    "--setting-sources",
+    "--tools",
+    "--settings",
+    "--fallback-model",
+    "--max-budget-usd",
+    "--permission-prompt-tool",
+    "--plugin-dir",
+    "--max-thinking-tokens",
+    "--effort",
+    "--json-schema",
+    "--thinking",
+    "--agents",
+    "--betas",
+    "--system-prompt-file",
+    "--task-budget",
+    "--thinking-display",
+    "--resume-session-at",
+    "--resume-drops-turn",
+)
+IGNORED_CLAUDE_SWITCHES = (
+    "--include-hook-events",
+    "--strict-mcp-config",
+    "--fork-session",
+    "--session-mirror",
+)
 
 
 def apply_compat(args: argparse.Namespace) -> None:
@@ -141,8 +207,11 @@ def apply_compat(args: argparse.Namespace) -> None:
         args.include_directories = (args.include_directories or []) + args.add_dir
     if args.system_prompt == "":
         args.system_prompt = None
-    ignored = sorted(k.removeprefix("ignored_") for k, v in vars(args).items()
-                     if k.startswith("ignored_") and v is not None)  # fmt: skip
+    ignored = sorted(
+        k.removeprefix("ignored_")
+        for k, v in vars(args).items()
+        if k.startswith("ignored_") and v is not None
+    )
     if ignored:
         names = ", ".join("--" + name.replace("_", "-") for name in ignored)
         warn(f"headwire: note: ignoring flags that do not apply here: {names}")
@@ -209,28 +278,42 @@ def build_agent(
     except RecordingError as exc:
         raise UsageError(str(exc)) from None
     mode: ApprovalMode = "yolo" if args.yolo else (args.approval_mode or "default")
-    tools = select_tools(builtin_tools(), _split_list(args.core_tools) or None,
-                         _split_list(args.exclude_tools) or None)  # fmt: skip
+    tools = select_tools(
+        builtin_tools(),
+        _split_list(args.core_tools) or None,
+        _split_list(args.exclude_tools) or None,
+    )
     model = _model(args)
     agents = load_agents(root / "agents", cwd / ".headwire" / "agents", warn)
     core = _split_list(args.core_tools)
-    if (args.max_subagent_depth > 0 and "agent" not in _split_list(args.exclude_tools)
-            and (not core or "agent" in core)):  # fmt: skip
+    if (
+        args.max_subagent_depth > 0
+        and "agent" not in _split_list(args.exclude_tools)
+        and (not core or "agent" in core)
+    ):
         tools.append(AgentTool(agents))
     config = AgentConfig(
-        session_id=session_id, cwd=cwd, model_name=model.name, approval_mode=mode,
+        session_id=session_id,
+        cwd=cwd,
+        model_name=model.name,
+        approval_mode=mode,
         allowed_tools=tuple(_split_list(args.allowed_tools)),
         max_session_turns=args.max_session_turns,
-        include_partial_messages=args.include_partial_messages and args.output_format == "stream-json",
-        system_prompt=args.system_prompt, append_system_prompt=args.append_system_prompt,
-        version=__version__, json_stats=args.output_format == "json",
+        include_partial_messages=args.include_partial_messages
+        and args.output_format == "stream-json",
+        system_prompt=args.system_prompt,
+        append_system_prompt=args.append_system_prompt,
+        version=__version__,
+        json_stats=args.output_format == "json",
         tool_timeout_s=args.tool_timeout,
         workspace_dirs=tuple(Path(d).resolve() for d in _split_list(args.include_directories)),
-        max_subagent_depth=max(0, args.max_subagent_depth), agent_names=tuple(agents),
-    )  # fmt: skip
+        max_subagent_depth=max(0, args.max_subagent_depth),
+        agent_names=tuple(agents),
+    )
     recorder = Recorder(root, cwd, session_id)
-    agent = Agent(config, model, tools, emit, ArtifactStore(root, cwd), recorder,
-                  conversation=conversation)  # fmt: skip
+    agent = Agent(
+        config, model, tools, emit, ArtifactStore(root, cwd), recorder, conversation=conversation
+    )
 
     async def close() -> None:
         recorder.close()
@@ -250,8 +333,13 @@ async def build_agent_with_mcp(
 
     agent, close = build_agent(args, cwd, emit)
     try:
-        manager = await start_mcp(data_dir(), cwd, getattr(args, "mcp_config", None),
-                                  debug=bool(args.debug), version=__version__)  # fmt: skip
+        manager = await start_mcp(
+            data_dir(),
+            cwd,
+            getattr(args, "mcp_config", None),
+            debug=bool(args.debug),
+            version=__version__,
+        )
     except McpConfigError as exc:
         await close()
         raise UsageError(str(exc)) from None
@@ -271,8 +359,9 @@ async def build_agent_with_mcp(
     return agent, close_all
 
 
-async def _run(args: argparse.Namespace, prompt: str | None, writer: WireWriter,
-               transport: HeadlessTransport) -> int:  # fmt: skip
+async def _run(
+    args: argparse.Namespace, prompt: str | None, writer: WireWriter, transport: HeadlessTransport
+) -> int:
     """One prompt (or, with ``prompt=None``, the interactive line-mode REPL)."""
     reported: list[str] = []
     dual: DualOutput | None = None
@@ -351,11 +440,17 @@ def run_agent(argv: list[str]) -> int:
         return run_session(args)
     writer = WireWriter()
     try:
-        interactive = (not args.prompt and not args.query and args.output_format == "text"
-                       and sys.stdin.isatty())  # fmt: skip
+        interactive = (
+            not args.prompt
+            and not args.query
+            and args.output_format == "text"
+            and sys.stdin.isatty()
+        )
         prompt = None if interactive else _read_prompt(args)
         if prompt is not None and not prompt.strip():
-            raise UsageError("No input provided. Pass a prompt with -p, as an argument, or on stdin.")
+            raise UsageError(
+                "No input provided. Pass a prompt with -p, as an argument, or on stdin."
+            )
         transport = make_transport(args.output_format, args.include_partial_messages)
         return run_cancellable(_run(args, prompt, writer, transport))
     except UsageError as exc:

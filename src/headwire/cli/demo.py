@@ -20,24 +20,56 @@ def demo_lines(size: int = 499_999) -> list[bytes]:
     messages = [
         {"type": "system", "subtype": "init", "uuid": SESSION, "session_id": SESSION},
         {
-            "type": "assistant", "uuid": "a1", "session_id": SESSION, "parent_tool_use_id": None,
-            "message": {"id": "a1", "type": "message", "role": "assistant", "model": "demo",
-                        "content": [{"type": "tool_use", "id": "call_1", "name": "run_shell_command",
-                                     "input": {"command": f"python3 -c \"print('x'*{size - 1})\""}}],
-                        "stop_reason": "tool_use", "usage": usage},
+            "type": "assistant",
+            "uuid": "a1",
+            "session_id": SESSION,
+            "parent_tool_use_id": None,
+            "message": {
+                "id": "a1",
+                "type": "message",
+                "role": "assistant",
+                "model": "demo",
+                "content": [
+                    {
+                        "type": "tool_use",
+                        "id": "call_1",
+                        "name": "run_shell_command",
+                        "input": {"command": f"python3 -c \"print('x'*{size - 1})\""},
+                    }
+                ],
+                "stop_reason": "tool_use",
+                "usage": usage,
+            },
         },
         {
-            "type": "user", "uuid": "u1", "session_id": SESSION, "parent_tool_use_id": None,
-            "message": {"role": "user", "content": [
-                {"type": "tool_result", "tool_use_id": "call_1", "is_error": False,
-                 "content": "x" * (size - 1) + "\n"}]},
+            "type": "user",
+            "uuid": "u1",
+            "session_id": SESSION,
+            "parent_tool_use_id": None,
+            "message": {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": "call_1",
+                        "is_error": False,
+                        "content": "x" * (size - 1) + "\n",
+                    }
+                ],
+            },
         },
         {
-            "type": "result", "subtype": "success", "uuid": "r1", "session_id": SESSION,
-            "is_error": False, "num_turns": 2, "result": "done", "usage": usage,
+            "type": "result",
+            "subtype": "success",
+            "uuid": "r1",
+            "session_id": SESSION,
+            "is_error": False,
+            "num_turns": 2,
+            "result": "done",
+            "usage": usage,
             "permission_denials": [],
         },
-    ]  # fmt: skip
+    ]
     return [encode(m) + b"\n" for m in messages]
 
 

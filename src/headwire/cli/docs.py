@@ -82,8 +82,11 @@ def _section(parser: argparse.ArgumentParser, module: ModuleType) -> list[str]:
     if parser.description:
         out += [" ".join(parser.description.split()), ""]
     for group in parser._action_groups:
-        actions = [a for a in group._group_actions
-                   if a.help != argparse.SUPPRESS and not isinstance(a, argparse._HelpAction)]  # fmt: skip
+        actions = [
+            a
+            for a in group._group_actions
+            if a.help != argparse.SUPPRESS and not isinstance(a, argparse._HelpAction)
+        ]
         if not actions:
             continue
         title = (group.title or "options").strip()
@@ -93,8 +96,12 @@ def _section(parser: argparse.ArgumentParser, module: ModuleType) -> list[str]:
         out += ["| flag | argument | default | description |", "| --- | --- | --- | --- |"]
         for action in actions:
             argument = _argument(action)
-            cells = (_flags(action), f"`{_cell(argument)}`" if argument else "",
-                     _default(action), _cell(_help(action, parser.prog)))  # fmt: skip
+            cells = (
+                _flags(action),
+                f"`{_cell(argument)}`" if argument else "",
+                _default(action),
+                _cell(_help(action, parser.prog)),
+            )
             out.append("| " + " | ".join(cells) + " |")
         out.append("")
     if parser.epilog:

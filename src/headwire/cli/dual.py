@@ -64,17 +64,28 @@ class DualOutput:
         request_id = command.get("request_id")
         future = self.waiting.get(str(request_id))
         if future is None or future.done():
-            self.emit(m.control_error(str(request_id), "No pending permission request with this id"))
+            self.emit(
+                m.control_error(str(request_id), "No pending permission request with this id")
+            )
             return
         future.set_result(bool(command.get("allowed")))
 
     async def ask(self, tool: Tool, call_id: str, args: dict[str, Any]) -> Decision:
         """Mirror a permission request and wait for an answer on the reverse channel."""
         request_id = str(uuid.uuid4())
-        self.emit(m.control_request(request_id, {
-            "subtype": "can_use_tool", "tool_name": tool.name, "tool_use_id": call_id,
-            "input": args, "permission_suggestions": None, "blocked_path": None,
-        }))  # fmt: skip
+        self.emit(
+            m.control_request(
+                request_id,
+                {
+                    "subtype": "can_use_tool",
+                    "tool_name": tool.name,
+                    "tool_use_id": call_id,
+                    "input": args,
+                    "permission_suggestions": None,
+                    "blocked_path": None,
+                },
+            )
+        )
         allowed = False
         if self.poller is not None:
             future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
@@ -92,8 +103,9 @@ class DualOutput:
         return Decision(allow=False, message=denial_message(tool, mode))
 
 
-def open_dual_output(args: argparse.Namespace, session_id: str, cwd: Path,
-                     version: str) -> DualOutput | None:  # fmt: skip
+def open_dual_output(
+    args: argparse.Namespace, session_id: str, cwd: Path, version: str
+) -> DualOutput | None:
     """Open the side channel the flags ask for (``None`` when there is none)."""
     if args.json_fd is not None and args.json_file is not None:
         raise DualOutputError("--json-fd and --json-file cannot be used together")

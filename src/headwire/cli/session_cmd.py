@@ -60,9 +60,13 @@ READ_CHUNK = 1 << 20
 """Bytes per ``read`` of stdin; lines are split by hand, so a line may be any length."""
 
 PERMISSION_MODES: dict[str, ApprovalMode] = {
-    "default": "default", "plan": "plan", "auto-edit": "auto-edit", "autoEdit": "auto-edit",
-    "yolo": "yolo", **cast(dict[str, ApprovalMode], CLAUDE_MODES),
-}  # fmt: skip
+    "default": "default",
+    "plan": "plan",
+    "auto-edit": "auto-edit",
+    "autoEdit": "auto-edit",
+    "yolo": "yolo",
+    **cast(dict[str, ApprovalMode], CLAUDE_MODES),
+}
 """``set_permission_mode`` values: Qwen Code's approval modes and Claude Code's names."""
 
 
@@ -214,11 +218,16 @@ class Session:
     def _error_result(self, text: str) -> None:
         self.send(
             m.result_error(
-                uuid=str(uuid.uuid4()), session_id=self.agent.config.session_id, duration_ms=0,
-                duration_api_ms=0, num_turns=0, usage=m.usage_dict(0, 0),
-                permission_denials=[], message=text,
+                uuid=str(uuid.uuid4()),
+                session_id=self.agent.config.session_id,
+                duration_ms=0,
+                duration_api_ms=0,
+                num_turns=0,
+                usage=m.usage_dict(0, 0),
+                permission_denials=[],
+                message=text,
             )
-        )  # fmt: skip
+        )
 
     # -- CLI -> client requests -----------------------------------------------------------------
 
@@ -235,30 +244,48 @@ class Session:
     async def ask_permission(self, tool: Tool, call_id: str, args: dict[str, Any]) -> Decision:
         """Ask the client with ``can_use_tool``; no answer in time, or no client, is a denial."""
         if self.mode != "sdk":
-            return Decision(allow=False, message=denial_message(tool, self.agent.config.approval_mode))
+            return Decision(
+                allow=False, message=denial_message(tool, self.agent.config.approval_mode)
+            )
         if self.input_closed or self.writer.closed:
-            return Decision(allow=False, message=f'Permission to use "{tool.name}" was not granted: '
-                            "the client closed the session.")  # fmt: skip
+            return Decision(
+                allow=False,
+                message=f'Permission to use "{tool.name}" was not granted: '
+                "the client closed the session.",
+            )
         request_id = str(uuid.uuid4())
         future: asyncio.Future[m.JsonDict] = asyncio.get_running_loop().create_future()
         self.pending[request_id] = future
-        self.send(m.control_request(request_id, {
-            "subtype": "can_use_tool", "tool_name": tool.name, "tool_use_id": call_id,
-            "input": args,
-            "permission_suggestions": [
-                {"type": "allow", "label": "Allow once",
-                 "description": f"Run {tool.name} with this input"},
-                {"type": "deny", "label": "Deny", "description": f"Do not run {tool.name}"},
-            ],
-            "blocked_path": self._blocked_path(args),
-        }))  # fmt: skip
+        self.send(
+            m.control_request(
+                request_id,
+                {
+                    "subtype": "can_use_tool",
+                    "tool_name": tool.name,
+                    "tool_use_id": call_id,
+                    "input": args,
+                    "permission_suggestions": [
+                        {
+                            "type": "allow",
+                            "label": "Allow once",
+                            "description": f"Run {tool.name} with this input",
+                        },
+                        {"type": "deny", "label": "Deny", "description": f"Do not run {tool.name}"},
+                    ],
+                    "blocked_path": self._blocked_path(args),
+                },
+            )
+        )
         try:  # asyncio.timeout, not wait_for: an interrupt must never be lost to a late answer
             async with asyncio.timeout(self.permission_timeout_s):
                 body = await future
         except TimeoutError:
             self._send_cancel(request_id)
-            return Decision(allow=False, message=f'Permission request for "{tool.name}" timed '
-                            f"out after {self.permission_timeout_s:g} s.")  # fmt: skip
+            return Decision(
+                allow=False,
+                message=f'Permission request for "{tool.name}" timed '
+                f"out after {self.permission_timeout_s:g} s.",
+            )
         except asyncio.CancelledError:
             self._send_cancel(request_id)
             raise
@@ -272,18 +299,23 @@ class Session:
         if body.get("subtype") != "success":
             error = body.get("error")
             text = error.get("message") if isinstance(error, dict) else error
-            return Decision(allow=False, message=_text(text or f'Permission to use "{tool.name}" '
-                                                       "was denied."))  # fmt: skip
+            return Decision(
+                allow=False, message=_text(text or f'Permission to use "{tool.name}" was denied.')
+            )
         answer = body.get("response")
         answer = answer if isinstance(answer, dict) else {}
         if answer.get("behavior") == "allow":
             updated = answer.get("updatedInput")
-            return Decision(allow=True, updated_input=updated if isinstance(updated, dict) else None)
+            return Decision(
+                allow=True, updated_input=updated if isinstance(updated, dict) else None
+            )
         interrupt = bool(answer.get("interrupt"))
         if interrupt:
             self._interrupt_current()
         message = answer.get("message")
-        return Decision(allow=False, message=_text(message) if message else None, interrupt=interrupt)
+        return Decision(
+            allow=False, message=_text(message) if message else None, interrupt=interrupt
+        )
 
     def _blocked_path(self, args: dict[str, Any]) -> str | None:
         """The path argument when it lies outside the workspace (Claude's meaning), else null."""
@@ -313,15 +345,20 @@ class Session:
         if subtype == "initialize":
             self._initialize(request)
             response = {
-                "subtype": "initialize", "session_id": config.session_id,
+                "subtype": "initialize",
+                "session_id": config.session_id,
                 "capabilities": {
-                    "can_handle_can_use_tool": True, "can_handle_hook_callback": False,
-                    "can_set_permission_mode": True, "can_set_model": True,
-                    "can_set_effort": False, "can_get_context_usage": True,
-                    "can_get_available_models": True, "can_get_usage_info": True,
+                    "can_handle_can_use_tool": True,
+                    "can_handle_hook_callback": False,
+                    "can_set_permission_mode": True,
+                    "can_set_model": True,
+                    "can_set_effort": False,
+                    "can_get_context_usage": True,
+                    "can_get_available_models": True,
+                    "can_get_usage_info": True,
                     "can_handle_mcp_message": False,
                 },
-            }  # fmt: skip
+            }
         elif subtype == "interrupt":
             self._interrupt_current()
             response = {"subtype": "interrupt"}
@@ -336,7 +373,9 @@ class Session:
         elif subtype == "set_permission_mode":
             mode = PERMISSION_MODES.get(str(request.get("mode")))
             if mode is None:
-                self.send(m.control_error(request_id, f"Invalid permission mode: {request.get('mode')}"))
+                self.send(
+                    m.control_error(request_id, f"Invalid permission mode: {request.get('mode')}")
+                )
                 return
             config.approval_mode = mode
             response = {"status": "updated", "mode": mode}
@@ -344,9 +383,11 @@ class Session:
             response = {"subtype": "supported_commands", "commands": []}
         elif subtype in ("mcp_server_status", "mcp_status"):
             servers = [dict(s) for s in config.mcp_servers]
-            response = {"subtype": subtype,
-                        "status": {str(s.get("name")): s.get("status") for s in servers},
-                        "mcpServers": servers}  # fmt: skip
+            response = {
+                "subtype": subtype,
+                "status": {str(s.get("name")): s.get("status") for s in servers},
+                "mcpServers": servers,
+            }
         elif subtype == "get_context_usage":
             response = self._context_usage()
         elif subtype == "get_available_models":
@@ -366,10 +407,14 @@ class Session:
             ms = timeout.get("canUseTool")
             if isinstance(ms, int | float) and not isinstance(ms, bool) and ms > 0:
                 self.permission_timeout_s = ms / 1000.0
-        ignored = [key for key in ("hooks", "sdkMcpServers", "mcpServers", "agents")
-                   if request.get(key)]  # fmt: skip
+        ignored = [
+            key for key in ("hooks", "sdkMcpServers", "mcpServers", "agents") if request.get(key)
+        ]
         if ignored:
-            warn(f"headwire: note: initialize fields not supported here, ignored: {', '.join(ignored)}")
+            warn(
+                "headwire: note: initialize fields not supported here, ignored: "
+                f"{', '.join(ignored)}"
+            )
 
     def _context_usage(self) -> m.JsonDict:
         """An estimate of the context size: characters / 4 over the conversation."""
@@ -391,7 +436,9 @@ class Session:
         if isinstance(request_id, str):
             self.send(m.control_error(request_id, f"stdin line {self.lineno}: {reason}"))
         else:
-            self.turns.put_nowait(_Rejected(f"Failed to parse stream-json line {self.lineno}: {reason}"))
+            self.turns.put_nowait(
+                _Rejected(f"Failed to parse stream-json line {self.lineno}: {reason}")
+            )
 
     def handle_line(self, raw: bytes) -> None:
         """Route one input line (``raw`` without its newline)."""
@@ -431,8 +478,10 @@ class Session:
         request_id = body.get("request_id")  # never str() it: it may be nested ~1,000 deep
         future = self.pending.get(request_id) if isinstance(request_id, str) else None
         if future is None:
-            warn(f"headwire: stdin line {self.lineno}: control_response for a request that is no "
-                 "longer pending, ignored")  # fmt: skip
+            warn(
+                f"headwire: stdin line {self.lineno}: control_response for a request that is no "
+                "longer pending, ignored"
+            )
         elif not future.done():
             future.set_result(body)
 
@@ -456,10 +505,17 @@ class Session:
         if self.mode is None and subtype == "initialize":
             self.mode = "sdk"
         if self.mode == "direct" and subtype != "interrupt":
-            warn(f"headwire: stdin line {self.lineno}: control request {subtype!r} refused in "
-                 "direct mode")  # fmt: skip
-            self.send(m.control_error(request_id, f"Control request {subtype} refused: this "
-                                      "session started without initialize (direct mode)"))  # fmt: skip
+            warn(
+                f"headwire: stdin line {self.lineno}: control request {subtype!r} refused in "
+                "direct mode"
+            )
+            self.send(
+                m.control_error(
+                    request_id,
+                    f"Control request {subtype} refused: this "
+                    "session started without initialize (direct mode)",
+                )
+            )
             return
         self._control(request_id, request)
 
@@ -506,8 +562,9 @@ class Session:
     async def run(self, fd: int = 0) -> int:
         """Read ``fd`` until EOF (or until stdout closes), then drain the queued turns."""
         loop = asyncio.get_running_loop()
-        threading.Thread(target=_read_stdin, args=(fd, loop, self.lines), daemon=True,
-                         name="headwire-stdin").start()  # fmt: skip
+        threading.Thread(
+            target=_read_stdin, args=(fd, loop, self.lines), daemon=True, name="headwire-stdin"
+        ).start()
         worker = asyncio.create_task(self.run_turns())
         try:
             while True:
@@ -547,7 +604,11 @@ def _prompt_text(message: Any) -> str | None:
     if isinstance(content, list):
         parts = []
         for block in content:
-            if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
+            if (
+                isinstance(block, dict)
+                and block.get("type") == "text"
+                and isinstance(block.get("text"), str)
+            ):
                 parts.append(block["text"])
             else:
                 try:

@@ -30,8 +30,15 @@ DUAL_OUTPUT_PROTOCOL_VERSION = 2
 MAX_BUFFERED_BYTES = 1024 * 1024
 CLOSE_GRACE_S = 0.3
 """How long the final ``session_end`` may wait for a slow reader before the channel closes."""
-SUPPORTED_EVENTS = ["system", "user", "assistant", "stream_event", "result", "control_request",
-                    "control_response"]  # fmt: skip
+SUPPORTED_EVENTS = [
+    "system",
+    "user",
+    "assistant",
+    "stream_event",
+    "result",
+    "control_request",
+    "control_response",
+]
 
 
 class DualOutputError(Exception):
@@ -76,8 +83,9 @@ def open_json_file(path: str) -> int:
 class DualOutputBridge:
     """Mirrors wire messages to a non-blocking descriptor, buffering at most 1 MiB."""
 
-    def __init__(self, fd: int, session_id: str, cwd: str, version: str,
-                 warn: Callable[[str], None]) -> None:  # fmt: skip
+    def __init__(
+        self, fd: int, session_id: str, cwd: str, version: str, warn: Callable[[str], None]
+    ) -> None:
         self.fd: int | None = fd
         self.session_id = session_id
         self.warn = warn
@@ -86,12 +94,20 @@ class DualOutputBridge:
         self.ended = False
         self.disabled_reason: str | None = None
         self._watched: int | None = None
-        self.emit(m.system_event(
-            uuid=str(uuid.uuid4()), session_id=session_id, subtype="session_start",
-            data={"session_id": session_id, "cwd": cwd,
-                  "protocol_version": DUAL_OUTPUT_PROTOCOL_VERSION, "version": version,
-                  "supported_events": SUPPORTED_EVENTS},
-        ))  # fmt: skip
+        self.emit(
+            m.system_event(
+                uuid=str(uuid.uuid4()),
+                session_id=session_id,
+                subtype="session_start",
+                data={
+                    "session_id": session_id,
+                    "cwd": cwd,
+                    "protocol_version": DUAL_OUTPUT_PROTOCOL_VERSION,
+                    "version": version,
+                    "supported_events": SUPPORTED_EVENTS,
+                },
+            )
+        )
 
     @property
     def active(self) -> bool:
@@ -160,8 +176,14 @@ class DualOutputBridge:
         if self.ended:
             return
         self.ended = True
-        self.emit(m.system_event(uuid=str(uuid.uuid4()), session_id=self.session_id,
-                                 subtype="session_end", data={"session_id": self.session_id}))  # fmt: skip
+        self.emit(
+            m.system_event(
+                uuid=str(uuid.uuid4()),
+                session_id=self.session_id,
+                subtype="session_end",
+                data={"session_id": self.session_id},
+            )
+        )
         deadline = time.monotonic() + CLOSE_GRACE_S
         while self.fd is not None and self.pending:
             # the run is over: give a live reader the tail, but never hang on a stuck one

@@ -22,8 +22,9 @@ POLL_INTERVAL_S = 0.5
 class InputFilePoller:
     """Reads new command lines from a file as they are appended."""
 
-    def __init__(self, path: Path, on_command: Callable[[dict[str, Any]], None],
-                 warn: Callable[[str], None]) -> None:  # fmt: skip
+    def __init__(
+        self, path: Path, on_command: Callable[[dict[str, Any]], None], warn: Callable[[str], None]
+    ) -> None:
         self.path = path
         self.on_command = on_command
         self.warn = warn
@@ -55,7 +56,8 @@ class InputFilePoller:
                 self.warn(f"headwire: --input-file line {self.lineno}: not valid JSON")
                 continue
             if not isinstance(command, dict) or command.get("type") not in (
-                "submit", "confirmation_response"
+                "submit",
+                "confirmation_response",
             ):
                 self.warn(f"headwire: --input-file line {self.lineno}: unknown command")
                 continue

@@ -59,10 +59,21 @@ _MAX_SAFE_INTEGER = 2**53 - 1
 _SHELL_OUTCOMES = ("completed", "failed", "cancelled", "timed_out")
 _SHELL_KEYS = frozenset(
     (
-        "type", "version", "directory", "exitCode", "signal", "pid", "outcome",
-        "outputFiles", "output", "text", "error", "notices", "truncated",
+        "type",
+        "version",
+        "directory",
+        "exitCode",
+        "signal",
+        "pid",
+        "outcome",
+        "outputFiles",
+        "output",
+        "text",
+        "error",
+        "notices",
+        "truncated",
     )
-)  # fmt: skip
+)
 
 Blocks = list[dict[str, Any]]
 
@@ -205,9 +216,7 @@ def _project_raw_output(value: str) -> str:
     scanned = json_string_payload_bytes(value, payload_budget)
     if scanned <= payload_budget:
         return value
-    projected = truncate_json_string_payload(
-        value, scanned, payload_budget, ACP_TRUNCATION_MARKER
-    )
+    projected = truncate_json_string_payload(value, scanned, payload_budget, ACP_TRUNCATION_MARKER)
     if json_string_json_bytes(projected) <= ACP_TOOL_RESULT_JSON_BYTE_BUDGET:
         return projected
     return ACP_TRUNCATION_MARKER

@@ -214,8 +214,14 @@ def subagent_error_result(*, uuid: str, session_id: str, message: str) -> Interi
     """Upstream's mid-stream error ``result`` for a subagent that failed or was cancelled."""
     return InterimResult(
         result_error(
-            uuid=uuid, session_id=session_id, duration_ms=0, duration_api_ms=0, num_turns=0,
-            usage=usage_dict(0, 0), permission_denials=[], message=message,
+            uuid=uuid,
+            session_id=session_id,
+            duration_ms=0,
+            duration_api_ms=0,
+            num_turns=0,
+            usage=usage_dict(0, 0),
+            permission_denials=[],
+            message=message,
         )
     )
 

@@ -170,21 +170,24 @@ class Agent:
             return  # subagents have no message_start / message_stop
         self.emit(
             m.stream_event(
-                uuid=self.new_uuid(), session_id=self.config.session_id,
-                parent_tool_use_id=parent, event=event,
+                uuid=self.new_uuid(),
+                session_id=self.config.session_id,
+                parent_tool_use_id=parent,
+                event=event,
             )
-        )  # fmt: skip
+        )
 
     def _progress(self, call_id: str, content: m.JsonDict) -> None:
         """A ``tool_progress`` stream event (partial messages only; never tagged with a parent)."""
         if self.config.include_partial_messages:
             self.emit(
                 m.stream_event(
-                    uuid=self.new_uuid(), session_id=self.config.session_id,
+                    uuid=self.new_uuid(),
+                    session_id=self.config.session_id,
                     parent_tool_use_id=None,
                     event={"type": "tool_progress", "tool_use_id": call_id, "content": content},
                 )
-            )  # fmt: skip
+            )
 
     def init_message(self) -> m.JsonDict:
         """``system/init`` for this session."""
@@ -211,11 +214,18 @@ class Agent:
                 # Upstream's notice, once per recorder: the run goes on unrecorded.
                 recorder.failure_reported = True
                 sid = recorder.session_id
-                self.emit(m.system_event(
-                    uuid=self.new_uuid(), session_id=sid, subtype="session_recording_degraded",
-                    data={"session_id": sid, "reason": "write_failed",
-                          "message": RECORDING_FAILURE_MESSAGE},
-                ))  # fmt: skip
+                self.emit(
+                    m.system_event(
+                        uuid=self.new_uuid(),
+                        session_id=sid,
+                        subtype="session_recording_degraded",
+                        data={
+                            "session_id": sid,
+                            "reason": "write_failed",
+                            "message": RECORDING_FAILURE_MESSAGE,
+                        },
+                    )
+                )
 
     # -- one run ----------------------------------------------------------------------------
 
@@ -229,10 +239,15 @@ class Agent:
         self.emit(self.init_message())
         self.emit(
             m.stream_event(
-                uuid=self.new_uuid(), session_id=self.config.session_id, parent_tool_use_id=None,
-                event={"type": "goal_state", "goal_state": {"v": 2, "goal": None, "activity": "idle"}},
+                uuid=self.new_uuid(),
+                session_id=self.config.session_id,
+                parent_tool_use_id=None,
+                event={
+                    "type": "goal_state",
+                    "goal_state": {"v": 2, "goal": None, "activity": "idle"},
+                },
             )
-        )  # fmt: skip
+        )
         user_msg = {"role": "user", "content": prompt}
         self.conversation.append(user_msg)
         self._record("user", message=user_msg)
@@ -304,10 +319,19 @@ class Agent:
             for call in message.get("tool_calls") or []:
                 if call["id"] in answered:
                     continue
-                msg = {"role": "tool", "tool_call_id": call["id"], "content": "Operation cancelled."}
+                msg = {
+                    "role": "tool",
+                    "tool_call_id": call["id"],
+                    "content": "Operation cancelled.",
+                }
                 self.conversation.append(msg)
-                self._record("tool_result", message=msg, call_id=call["id"], is_error=True,
-                             error="Operation cancelled.")  # fmt: skip
+                self._record(
+                    "tool_result",
+                    message=msg,
+                    call_id=call["id"],
+                    is_error=True,
+                    error="Operation cancelled.",
+                )
             return
 
     def _result(
@@ -321,50 +345,91 @@ class Agent:
         subtype: str,
     ) -> m.JsonDict:
         u = stats.usage
-        usage = m.usage_dict(u.input_tokens, u.output_tokens, u.cached_tokens,
-                             u.total_tokens if u.total_tokens > 0 else None)  # fmt: skip
+        usage = m.usage_dict(
+            u.input_tokens,
+            u.output_tokens,
+            u.cached_tokens,
+            u.total_tokens if u.total_tokens > 0 else None,
+        )
         duration = int((time.monotonic() - started) * 1000)
         json_stats = self._json_stats(stats) if self.config.json_stats else None
         if error is None:
             result = m.result_success(
-                uuid=self.new_uuid(), session_id=self.config.session_id, duration_ms=duration,
-                duration_api_ms=stats.api_ms, num_turns=num_turns, result=last_text, usage=usage,
-                permission_denials=emitter.permission_denials, stats=json_stats,
-            )  # fmt: skip
+                uuid=self.new_uuid(),
+                session_id=self.config.session_id,
+                duration_ms=duration,
+                duration_api_ms=stats.api_ms,
+                num_turns=num_turns,
+                result=last_text,
+                usage=usage,
+                permission_denials=emitter.permission_denials,
+                stats=json_stats,
+            )
         else:
             result = m.result_error(
-                uuid=self.new_uuid(), session_id=self.config.session_id, duration_ms=duration,
-                duration_api_ms=stats.api_ms, num_turns=num_turns, usage=usage,
-                permission_denials=emitter.permission_denials, message=error, subtype=subtype,
+                uuid=self.new_uuid(),
+                session_id=self.config.session_id,
+                duration_ms=duration,
+                duration_api_ms=stats.api_ms,
+                num_turns=num_turns,
+                usage=usage,
+                permission_denials=emitter.permission_denials,
+                message=error,
+                subtype=subtype,
                 stats=json_stats,
-            )  # fmt: skip
-        self._record("result", is_error=error is not None, result=last_text, error=error,
-                     num_turns=num_turns)  # fmt: skip
+            )
+        self._record(
+            "result", is_error=error is not None, result=last_text, error=error, num_turns=num_turns
+        )
         return result
 
     def _json_stats(self, stats: _Stats) -> m.JsonDict:
         u = stats.usage
-        api = {"totalRequests": stats.requests, "totalErrors": stats.errors,
-               "totalLatencyMs": stats.api_ms}  # fmt: skip
-        tokens = {"prompt": u.input_tokens, "candidates": u.output_tokens,
-                  "total": u.total_tokens, "cached": u.cached_tokens, "thoughts": 0}  # fmt: skip
+        api = {
+            "totalRequests": stats.requests,
+            "totalErrors": stats.errors,
+            "totalLatencyMs": stats.api_ms,
+        }
+        tokens = {
+            "prompt": u.input_tokens,
+            "candidates": u.output_tokens,
+            "total": u.total_tokens,
+            "cached": u.cached_tokens,
+            "thoughts": 0,
+        }
         by_name = {
-            name: {"count": c, "success": s, "fail": f, "durationMs": d,
-                   "decisions": {"accept": 0, "reject": 0, "modify": 0, "auto_accept": c}}
+            name: {
+                "count": c,
+                "success": s,
+                "fail": f,
+                "durationMs": d,
+                "decisions": {"accept": 0, "reject": 0, "modify": 0, "auto_accept": c},
+            }
             for name, (c, s, f, d) in stats.by_tool.items()
-        }  # fmt: skip
+        }
         return {
-            "models": {self.model.name: {"api": api, "tokens": tokens,
-                                         "bySource": {"main": {"api": api, "tokens": tokens}}}},
+            "models": {
+                self.model.name: {
+                    "api": api,
+                    "tokens": tokens,
+                    "bySource": {"main": {"api": api, "tokens": tokens}},
+                }
+            },
             "tools": {
-                "totalCalls": stats.tool_calls, "totalSuccess": stats.tool_success,
-                "totalFail": stats.tool_fail, "totalDurationMs": stats.tool_ms,
-                "totalDecisions": {"accept": 0, "reject": 0, "modify": 0,
-                                   "auto_accept": stats.tool_calls},
+                "totalCalls": stats.tool_calls,
+                "totalSuccess": stats.tool_success,
+                "totalFail": stats.tool_fail,
+                "totalDurationMs": stats.tool_ms,
+                "totalDecisions": {
+                    "accept": 0,
+                    "reject": 0,
+                    "modify": 0,
+                    "auto_accept": stats.tool_calls,
+                },
                 "byName": by_name,
             },
             "files": {"totalLinesAdded": 0, "totalLinesRemoved": 0},
-        }  # fmt: skip
+        }
 
     # -- the model call ---------------------------------------------------------------------
 
@@ -373,15 +438,25 @@ class Agent:
         if base is None:
             base = DEFAULT_SYSTEM_PROMPT
         if self.config.append_system_prompt:
-            base = f"{base}\n\n{self.config.append_system_prompt}" if base else self.config.append_system_prompt
+            base = (
+                f"{base}\n\n{self.config.append_system_prompt}"
+                if base
+                else self.config.append_system_prompt
+            )
         return base
 
     def _tool_schemas(self) -> list[dict[str, Any]]:
         return [
-            {"type": "function", "function": {"name": t.name, "description": t.description,
-                                              "parameters": t.parameters}}
+            {
+                "type": "function",
+                "function": {
+                    "name": t.name,
+                    "description": t.description,
+                    "parameters": t.parameters,
+                },
+            }
             for t in self.tools.values()
-        ]  # fmt: skip
+        ]
 
     async def _model_call(self, stats: _Stats) -> tuple[list[ToolCall], str]:
         """One model call; emits its assistant messages and returns its tool calls and text."""
@@ -391,9 +466,17 @@ class Agent:
         messages = ([{"role": "system", "content": system}] if system else []) + self.conversation
         request = ModelRequest(model=model_name, messages=messages, tools=self._tool_schemas())
         message_id = self.new_uuid()
-        self._stream({"type": "message_start",
-                      "message": {"id": message_id, "role": "assistant", "model": model_name,
-                                  "content": []}})  # fmt: skip
+        self._stream(
+            {
+                "type": "message_start",
+                "message": {
+                    "id": message_id,
+                    "role": "assistant",
+                    "model": model_name,
+                    "content": [],
+                },
+            }
+        )
         blocks: list[m.JsonDict] = []
         block_type: str | None = None
         pending_text: list[str] = []
@@ -421,13 +504,16 @@ class Agent:
             u = final_usage
             self.emit(
                 m.assistant_message(
-                    uuid=current_id, session_id=sid,
-                    parent_tool_use_id=self.config.parent_tool_use_id, model=model_name,
+                    uuid=current_id,
+                    session_id=sid,
+                    parent_tool_use_id=self.config.parent_tool_use_id,
+                    model=model_name,
                     content=blocks,
-                    usage=m.usage_dict(u.input_tokens, u.output_tokens, u.cached_tokens,
-                                       u.total_tokens),
+                    usage=m.usage_dict(
+                        u.input_tokens, u.output_tokens, u.cached_tokens, u.total_tokens
+                    ),
                 )
-            )  # fmt: skip
+            )
             blocks = []
             current_id = self.new_uuid()
 
@@ -439,8 +525,9 @@ class Agent:
             elif block_type == kind and kind != "tool_use":
                 return
             block_type = kind
-            self._stream({"type": "content_block_start", "index": len(blocks),
-                          "content_block": start})  # fmt: skip
+            self._stream(
+                {"type": "content_block_start", "index": len(blocks), "content_block": start}
+            )
 
         call_started = time.monotonic()
         stats.requests += 1
@@ -453,15 +540,25 @@ class Agent:
                     self.observer.text_delta(event.text)
                     pending_text.append(event.text)
                     text_parts.append(event.text)
-                    self._stream({"type": "content_block_delta", "index": len(blocks),
-                                  "delta": {"type": "text_delta", "text": event.text}})  # fmt: skip
+                    self._stream(
+                        {
+                            "type": "content_block_delta",
+                            "index": len(blocks),
+                            "delta": {"type": "text_delta", "text": event.text},
+                        }
+                    )
                 elif isinstance(event, ThinkingDelta):
                     start_block("thinking", {"type": "thinking", "thinking": ""})
                     self.observer.thinking_delta(event.text)
                     pending_text.append(event.text)
                     thinking_parts.append(event.text)
-                    self._stream({"type": "content_block_delta", "index": len(blocks),
-                                  "delta": {"type": "thinking_delta", "thinking": event.text}})  # fmt: skip
+                    self._stream(
+                        {
+                            "type": "content_block_delta",
+                            "index": len(blocks),
+                            "delta": {"type": "thinking_delta", "thinking": event.text},
+                        }
+                    )
                 elif isinstance(event, ToolCall):
                     if block_type != "tool_use":
                         close_block()
@@ -469,12 +566,28 @@ class Agent:
                             flush_message(Usage())
                     block_type = "tool_use"
                     index = len(blocks)
-                    self._stream({"type": "content_block_start", "index": index,
-                                  "content_block": {"type": "tool_use", "id": event.call_id,
-                                                    "name": event.name, "input": {}}})  # fmt: skip
-                    self._stream({"type": "content_block_delta", "index": index,
-                                  "delta": {"type": "input_json_delta",
-                                            "partial_json": encode(event.args).decode()}})  # fmt: skip
+                    self._stream(
+                        {
+                            "type": "content_block_start",
+                            "index": index,
+                            "content_block": {
+                                "type": "tool_use",
+                                "id": event.call_id,
+                                "name": event.name,
+                                "input": {},
+                            },
+                        }
+                    )
+                    self._stream(
+                        {
+                            "type": "content_block_delta",
+                            "index": index,
+                            "delta": {
+                                "type": "input_json_delta",
+                                "partial_json": encode(event.args).decode(),
+                            },
+                        }
+                    )
                     self._stream({"type": "content_block_stop", "index": index})
                     blocks.append(m.tool_use_block(event.call_id, event.name, event.args))
                     calls.append(event)
@@ -493,13 +606,21 @@ class Agent:
             assistant["reasoning_content"] = "".join(thinking_parts)
         if calls:
             assistant["tool_calls"] = [
-                {"id": c.call_id, "type": "function",
-                 "function": {"name": c.name, "arguments": encode(c.args).decode()}}
+                {
+                    "id": c.call_id,
+                    "type": "function",
+                    "function": {"name": c.name, "arguments": encode(c.args).decode()},
+                }
                 for c in calls
-            ]  # fmt: skip
+            ]
         self.conversation.append(assistant)
-        self._record("assistant", message=assistant, usage=m.usage_dict(
-            usage.input_tokens, usage.output_tokens, usage.cached_tokens, usage.total_tokens))
+        self._record(
+            "assistant",
+            message=assistant,
+            usage=m.usage_dict(
+                usage.input_tokens, usage.output_tokens, usage.cached_tokens, usage.total_tokens
+            ),
+        )
         return calls, text
 
     # -- tools ------------------------------------------------------------------------------
@@ -524,17 +645,27 @@ class Agent:
         tool_msg = {"role": "tool", "tool_call_id": call.call_id, "content": model_text}
         self.conversation.append(tool_msg)
         self._record(
-            "tool_result", message=tool_msg, call_id=call.call_id, name=call.name,
-            args=call.args, is_error=failed, error=outcome.error, error_type=outcome.error_type,
+            "tool_result",
+            message=tool_msg,
+            call_id=call.call_id,
+            name=call.name,
+            args=call.args,
+            is_error=failed,
+            error=outcome.error,
+            error_type=outcome.error_type,
             display=outcome.display,
             artifact=str(outcome.artifact) if outcome.artifact else None,
-        )  # fmt: skip
+        )
         response = ToolResponse(
-            call_id=call.call_id, name=call.name, args=call.args,
+            call_id=call.call_id,
+            name=call.name,
+            args=call.args,
             output=None if failed else outcome.llm_text,
             part_error=outcome.llm_text if failed and outcome.llm_text else None,
-            error=outcome.error, error_type=outcome.error_type, display=outcome.display,
-        )  # fmt: skip
+            error=outcome.error,
+            error_type=outcome.error_type,
+            display=outcome.display,
+        )
         self.emit(emitter.tool_result(response, self.config.parent_tool_use_id))
 
     def _model_text(self, tool_name: str, outcome: ToolOutcome) -> str:
@@ -554,9 +685,11 @@ class Agent:
             else:
                 outcome.artifact = path
         if not where:
-            where = (f"The full output has been saved to: {path}\n"
-                     f"To read the complete output, use the read_file tool with the absolute "
-                     f"file path above.\n")  # fmt: skip
+            where = (
+                f"The full output has been saved to: {path}\n"
+                f"To read the complete output, use the read_file tool with the absolute "
+                f"file path above.\n"
+            )
         head = MODEL_TEXT_BUDGET // 5
         tail = MODEL_TEXT_BUDGET - head
         return (
@@ -588,9 +721,12 @@ class Agent:
             msg = denial_message(tool, self.config.approval_mode)
             return ToolOutcome(llm_text=msg, error=msg, error_type=EXECUTION_DENIED)
         ctx = ToolContext(
-            cwd=self.config.cwd, artifacts=self.artifacts, cancelled=self.cancelled,
-            timeout_s=self.config.tool_timeout_s, workspace_dirs=self.config.workspace_dirs,
-        )  # fmt: skip
+            cwd=self.config.cwd,
+            artifacts=self.artifacts,
+            cancelled=self.cancelled,
+            timeout_s=self.config.tool_timeout_s,
+            workspace_dirs=self.config.workspace_dirs,
+        )
         ctx.call_id = call.call_id
         ctx.owner = self
         ctx.progress = lambda content: self._progress(call.call_id, content)

@@ -30,13 +30,17 @@ def register_secret(value: str | None) -> None:
 
 
 def _carries_secret(value: str) -> bool:
-    return any(value == s or (len(s) >= MIN_CONTAINED_SECRET and s in value)
-               for s in _secret_values)  # fmt: skip
+    return any(
+        value == s or (len(s) >= MIN_CONTAINED_SECRET and s in value) for s in _secret_values
+    )
 
 
 def tool_environment(base: Mapping[str, str] | None = None) -> dict[str, str]:
     """``base`` (default ``os.environ``) without :data:`SECRET_VARIABLES` and without any
     variable whose value holds a registered secret."""
     source = os.environ if base is None else base
-    return {name: value for name, value in source.items()
-            if name not in SECRET_VARIABLES and not _carries_secret(value)}  # fmt: skip
+    return {
+        name: value
+        for name, value in source.items()
+        if name not in SECRET_VARIABLES and not _carries_secret(value)
+    }

@@ -87,7 +87,9 @@ def allowed_by_rules(tool: Tool, args: dict[str, Any], allowed: Iterable[str]) -
     )
 
 
-def verdict(tool: Tool, args: dict[str, Any], mode: ApprovalMode, allowed: Iterable[str]) -> Verdict:
+def verdict(
+    tool: Tool, args: dict[str, Any], mode: ApprovalMode, allowed: Iterable[str]
+) -> Verdict:
     """Decide locally whether ``tool`` may run with ``args`` under ``mode``."""
     if mode == "yolo" or not tool.needs_approval(args, mode):
         return "allow"

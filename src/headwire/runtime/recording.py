@@ -152,7 +152,9 @@ def _answer_dangling_calls(messages: list[dict[str, Any]]) -> list[dict[str, Any
 
     def close_open() -> None:
         for call_id in open_ids:
-            out.append({"role": "tool", "tool_call_id": call_id, "content": INTERRUPTED_CALL_MESSAGE})
+            out.append(
+                {"role": "tool", "tool_call_id": call_id, "content": INTERRUPTED_CALL_MESSAGE}
+            )
         open_ids.clear()
 
     for message in messages:
@@ -164,6 +166,8 @@ def _answer_dangling_calls(messages: list[dict[str, Any]]) -> list[dict[str, Any
         out.append(message)
         if role == "assistant":
             calls = message.get("tool_calls") or []
-            open_ids += [c["id"] for c in calls if isinstance(c, dict) and isinstance(c.get("id"), str)]
+            open_ids += [
+                c["id"] for c in calls if isinstance(c, dict) and isinstance(c.get("id"), str)
+            ]
     close_open()
     return out

@@ -143,13 +143,15 @@ def build_args(options: Options) -> list[str]:
         ("--system-prompt", options.system_prompt),
         ("--append-system-prompt", options.append_system_prompt),
         ("--approval-mode", options.approval_mode),
-        ("--max-session-turns",
-         str(options.max_session_turns) if options.max_session_turns is not None else None),
+        (
+            "--max-session-turns",
+            str(options.max_session_turns) if options.max_session_turns is not None else None,
+        ),
         ("--core-tools", ",".join(options.core_tools) if options.core_tools else None),
         ("--exclude-tools", ",".join(options.exclude_tools) if options.exclude_tools else None),
         ("--allowed-tools", ",".join(options.allowed_tools) if options.allowed_tools else None),
         ("--auth-type", options.auth_type),
-    ]  # fmt: skip
+    ]
     for flag, value in pairs:
         if value is not None:
             args += [flag, value]
@@ -196,9 +198,11 @@ class Session:
         return self
 
     async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None,
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
         tb: TracebackType | None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         await self.close(timeout_s=1.0 if exc_type is not None else None)
 
     async def start(self) -> JsonDict:
@@ -208,8 +212,9 @@ class Session:
         env = {**os.environ, **(opts.env or {})}
         if opts.executable is None:
             env = headwire_env(env)
-        self.transport = SubprocessTransport(argv, cwd=opts.cwd, env=env, on_stderr=opts.stderr,
-                                             stderr_limit=opts.stderr_limit)  # fmt: skip
+        self.transport = SubprocessTransport(
+            argv, cwd=opts.cwd, env=env, on_stderr=opts.stderr, stderr_limit=opts.stderr_limit
+        )
         await self.transport.start()
         self._reader = asyncio.create_task(self._read())
         try:
@@ -269,8 +274,10 @@ class Session:
                 tail = self.stderr.strip()
                 error = ProcessError(
                     f"{self.transport.argv[0]} exited with code {code}"
-                    + (f": {tail[-4000:]}" if tail else ""), code, tail,
-                )  # fmt: skip
+                    + (f": {tail[-4000:]}" if tail else ""),
+                    code,
+                    tail,
+                )
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # a broken pipe or a bug: surface it to the consumer
@@ -301,8 +308,11 @@ class Session:
                 if message.request_id is None or rid == message.request_id:
                     task.cancel()
         else:
-            if (isinstance(message, SystemMessage) and message.subtype == "init"
-                    and message.session_id):  # fmt: skip
+            if (
+                isinstance(message, SystemMessage)
+                and message.subtype == "init"
+                and message.session_id
+            ):
                 self.session_id = message.session_id
             self._queue.put_nowait(message)
 
@@ -326,9 +336,12 @@ class Session:
             yield message
             if isinstance(message, ResultMessage):
                 return
-        raise ProcessError("the CLI exited before the turn ended" +
-                           (f": {self.stderr.strip()[-4000:]}" if self.stderr.strip() else ""),
-                           self.returncode, self.stderr)  # fmt: skip
+        raise ProcessError(
+            "the CLI exited before the turn ended"
+            + (f": {self.stderr.strip()[-4000:]}" if self.stderr.strip() else ""),
+            self.returncode,
+            self.stderr,
+        )
 
     # -- writing --------------------------------------------------------------------------------
 
@@ -355,16 +368,22 @@ class Session:
         self._pending[request_id] = future
         try:
             try:
-                await self._write({"type": "control_request", "request_id": request_id,
-                                   "request": {"subtype": subtype, **fields}})  # fmt: skip
+                await self._write(
+                    {
+                        "type": "control_request",
+                        "request_id": request_id,
+                        "request": {"subtype": subtype, **fields},
+                    }
+                )
             except TransportError as exc:
                 raise ControlError(f"{subtype}: {exc}") from exc
             try:
                 async with asyncio.timeout(self.options.control_timeout_s):
                     answer = await future
             except TimeoutError:
-                raise ControlError(f"{subtype}: no answer after "
-                                   f"{self.options.control_timeout_s:g} s") from None  # fmt: skip
+                raise ControlError(
+                    f"{subtype}: no answer after {self.options.control_timeout_s:g} s"
+                ) from None
         finally:
             self._pending.pop(request_id, None)
         if answer.subtype != "success":
@@ -411,8 +430,11 @@ class Session:
                 raise SDKError("mcp_message is not supported by headwire.sdk")
             else:
                 raise SDKError(f"Unknown control request subtype: {request.subtype}")
-            response: JsonDict = {"subtype": "success", "request_id": request.request_id,
-                                  "response": body}  # fmt: skip
+            response: JsonDict = {
+                "subtype": "success",
+                "request_id": request.request_id,
+                "response": body,
+            }
         except asyncio.CancelledError:
             raise  # cancelled by the CLI (control_cancel_request) or by close(): no answer
         except Exception as exc:
@@ -432,9 +454,11 @@ class Session:
         context = PermissionContext(
             tool_use_id=str(request.get("tool_use_id", "")),
             suggestions=[s for s in suggestions if isinstance(s, dict)]
-            if isinstance(suggestions, list) else [],
-            blocked_path=blocked if isinstance(blocked, str) else None, request=request,
-        )  # fmt: skip
+            if isinstance(suggestions, list)
+            else [],
+            blocked_path=blocked if isinstance(blocked, str) else None,
+            request=request,
+        )
         try:
             async with asyncio.timeout(self.options.permission_timeout_s):
                 result = await callback(tool_name, tool_input, context)
@@ -450,12 +474,16 @@ class Session:
             if result.interrupt:
                 body["interrupt"] = True
             return body
-        return {"behavior": "deny",
-                "message": f"The permission callback returned {type(result).__name__}, "
-                           "not Allow or Deny."}  # fmt: skip
+        return {
+            "behavior": "deny",
+            "message": f"The permission callback returned {type(result).__name__}, "
+            "not Allow or Deny.",
+        }
 
 
-async def query(prompt: str | list[JsonDict], options: Options | None = None) -> AsyncIterator[Message]:
+async def query(
+    prompt: str | list[JsonDict], options: Options | None = None
+) -> AsyncIterator[Message]:
     """One turn: start a session, send ``prompt``, yield its messages through the ``result``,
     then let the CLI exit (it is reaped; on cancellation or early exit it is terminated)."""
     session = Session(options)
@@ -468,8 +496,9 @@ async def query(prompt: str | list[JsonDict], options: Options | None = None) ->
     finally:
         await session.close(timeout_s=None if finished else 1.0)
     if finished and session.returncode not in (0, None):
-        raise ProcessError(f"the CLI exited with code {session.returncode}",
-                           session.returncode, session.stderr)  # fmt: skip
+        raise ProcessError(
+            f"the CLI exited with code {session.returncode}", session.returncode, session.stderr
+        )
 
 
 __all__ = [

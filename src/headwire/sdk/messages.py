@@ -272,14 +272,17 @@ def parse_block(block: Any) -> ContentBlock:
     if kind == "thinking":
         return ThinkingBlock(_str(block, "thinking"), _opt_str(block, "signature"), raw=block)
     if kind == "tool_use":
-        return ToolUseBlock(_str(block, "id"), _str(block, "name"), _dict(block.get("input")),
-                            raw=block)  # fmt: skip
+        return ToolUseBlock(
+            _str(block, "id"), _str(block, "name"), _dict(block.get("input")), raw=block
+        )
     if kind == "tool_result":
         content = block.get("content")
         return ToolResultBlock(
-            _str(block, "tool_use_id"), bool(block.get("is_error")),
-            content if isinstance(content, str | list) else None, raw=block,
-        )  # fmt: skip
+            _str(block, "tool_use_id"),
+            bool(block.get("is_error")),
+            content if isinstance(content, str | list) else None,
+            raw=block,
+        )
     return UnknownBlock(kind, raw=block)
 
 
@@ -287,24 +290,35 @@ def _system(d: JsonDict) -> SystemMessage:
     version = _opt_str(d, "qwen_code_version") or _opt_str(d, "claude_code_version")
     data = d.get("data")
     return SystemMessage(
-        subtype=_str(d, "subtype"), session_id=_str(d, "session_id"), uuid=_str(d, "uuid"),
-        cwd=_opt_str(d, "cwd"), tools=[t for t in _list(d.get("tools")) if isinstance(t, str)],
+        subtype=_str(d, "subtype"),
+        session_id=_str(d, "session_id"),
+        uuid=_str(d, "uuid"),
+        cwd=_opt_str(d, "cwd"),
+        tools=[t for t in _list(d.get("tools")) if isinstance(t, str)],
         mcp_servers=[s for s in _list(d.get("mcp_servers")) if isinstance(s, dict)],
-        model=_opt_str(d, "model"), permission_mode=_opt_str(d, "permission_mode"),
+        model=_opt_str(d, "model"),
+        permission_mode=_opt_str(d, "permission_mode"),
         slash_commands=[c for c in _list(d.get("slash_commands")) if isinstance(c, str)],
-        version=version, agents=[a for a in _list(d.get("agents")) if isinstance(a, str)],
-        data=data if isinstance(data, dict) else None, raw=d,
-    )  # fmt: skip
+        version=version,
+        agents=[a for a in _list(d.get("agents")) if isinstance(a, str)],
+        data=data if isinstance(data, dict) else None,
+        raw=d,
+    )
 
 
 def _assistant(d: JsonDict) -> AssistantMessage:
     inner = _dict(d.get("message"))
     return AssistantMessage(
-        uuid=_str(d, "uuid"), session_id=_str(d, "session_id"), model=_str(inner, "model"),
+        uuid=_str(d, "uuid"),
+        session_id=_str(d, "session_id"),
+        model=_str(inner, "model"),
         content=[parse_block(b) for b in _list(inner.get("content"))],
-        parent_tool_use_id=_opt_str(d, "parent_tool_use_id"), message_id=_opt_str(inner, "id"),
-        stop_reason=_opt_str(inner, "stop_reason"), usage=_dict(inner.get("usage")), raw=d,
-    )  # fmt: skip
+        parent_tool_use_id=_opt_str(d, "parent_tool_use_id"),
+        message_id=_opt_str(inner, "id"),
+        stop_reason=_opt_str(inner, "stop_reason"),
+        usage=_dict(inner.get("usage")),
+        raw=d,
+    )
 
 
 def _user(d: JsonDict) -> UserMessage:
@@ -312,8 +326,13 @@ def _user(d: JsonDict) -> UserMessage:
     parsed: list[ContentBlock] | str = (
         content if isinstance(content, str) else [parse_block(b) for b in _list(content)]
     )
-    return UserMessage(parsed, uuid=_str(d, "uuid"), session_id=_str(d, "session_id"),
-                       parent_tool_use_id=_opt_str(d, "parent_tool_use_id"), raw=d)  # fmt: skip
+    return UserMessage(
+        parsed,
+        uuid=_str(d, "uuid"),
+        session_id=_str(d, "session_id"),
+        parent_tool_use_id=_opt_str(d, "parent_tool_use_id"),
+        raw=d,
+    )
 
 
 def _result(d: JsonDict) -> ResultMessage:
@@ -326,13 +345,20 @@ def _result(d: JsonDict) -> ResultMessage:
     message = error.get("message") if isinstance(error, dict) else error
     stats = d.get("stats")
     return ResultMessage(
-        subtype=_str(d, "subtype"), session_id=_str(d, "session_id"),
-        is_error=bool(d.get("is_error")), uuid=_str(d, "uuid"),
-        duration_ms=_int(d, "duration_ms"), duration_api_ms=_int(d, "duration_api_ms"),
-        num_turns=_int(d, "num_turns"), result=_opt_str(d, "result"), usage=_dict(d.get("usage")),
-        permission_denials=denials, error=str(message) if message is not None else None,
-        stats=stats if isinstance(stats, dict) else None, raw=d,
-    )  # fmt: skip
+        subtype=_str(d, "subtype"),
+        session_id=_str(d, "session_id"),
+        is_error=bool(d.get("is_error")),
+        uuid=_str(d, "uuid"),
+        duration_ms=_int(d, "duration_ms"),
+        duration_api_ms=_int(d, "duration_api_ms"),
+        num_turns=_int(d, "num_turns"),
+        result=_opt_str(d, "result"),
+        usage=_dict(d.get("usage")),
+        permission_denials=denials,
+        error=str(message) if message is not None else None,
+        stats=stats if isinstance(stats, dict) else None,
+        raw=d,
+    )
 
 
 def _control_response(d: JsonDict) -> ControlResponse:
@@ -342,16 +368,20 @@ def _control_response(d: JsonDict) -> ControlResponse:
         error = error.get("message", error)
     response = body.get("response")
     return ControlResponse(
-        request_id=_str(body, "request_id"), subtype=_str(body, "subtype"),
+        request_id=_str(body, "request_id"),
+        subtype=_str(body, "subtype"),
         response=response if isinstance(response, dict) else None,
-        error=str(error) if error is not None else None, raw=d,
-    )  # fmt: skip
+        error=str(error) if error is not None else None,
+        raw=d,
+    )
 
 
 def parse_message(data: Any) -> Message:
     """The typed message for one decoded stream-JSON line."""
     if not isinstance(data, dict):
-        raise MessageParseError(f"a stream-JSON message must be an object, got {type(data).__name__}")
+        raise MessageParseError(
+            f"a stream-JSON message must be an object, got {type(data).__name__}"
+        )
     kind = data.get("type")
     if kind == "system":
         return _system(data)
@@ -362,9 +392,13 @@ def parse_message(data: Any) -> Message:
     if kind == "result":
         return _result(data)
     if kind == "stream_event":
-        return StreamEvent(_dict(data.get("event")), uuid=_str(data, "uuid"),
-                           session_id=_str(data, "session_id"),
-                           parent_tool_use_id=_opt_str(data, "parent_tool_use_id"), raw=data)  # fmt: skip
+        return StreamEvent(
+            _dict(data.get("event")),
+            uuid=_str(data, "uuid"),
+            session_id=_str(data, "session_id"),
+            parent_tool_use_id=_opt_str(data, "parent_tool_use_id"),
+            raw=data,
+        )
     if kind == "control_request":
         request = _dict(data.get("request"))
         return ControlRequest(_str(data, "request_id"), _str(request, "subtype"), request, raw=data)

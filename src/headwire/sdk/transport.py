@@ -63,8 +63,9 @@ def headwire_env(env: Mapping[str, str]) -> dict[str, str]:
     return out
 
 
-async def split_lines(read: Callable[[int], Awaitable[bytes]],
-                      chunk: int = READ_CHUNK) -> AsyncIterator[bytes]:  # fmt: skip
+async def split_lines(
+    read: Callable[[int], Awaitable[bytes]], chunk: int = READ_CHUNK
+) -> AsyncIterator[bytes]:
     """Yield the lines (without ``\\n``) of a byte stream read with ``await read(chunk)``.
 
     The last line is yielded even without a trailing newline.  Pieces of a long line are kept
@@ -152,9 +153,14 @@ class SubprocessTransport:
             return
         try:
             self.process = await asyncio.create_subprocess_exec(
-                *self.argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE, cwd=self.cwd, env=self.env, limit=READ_CHUNK,
-            )  # fmt: skip
+                *self.argv,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                cwd=self.cwd,
+                env=self.env,
+                limit=READ_CHUNK,
+            )
         except OSError as exc:
             raise TransportError(f"cannot start {self.argv[0]}: {exc.strerror or exc}") from exc
         self._stderr_task = asyncio.create_task(self._drain_stderr())

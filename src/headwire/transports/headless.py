@@ -66,8 +66,12 @@ class JsonTransport(HeadlessTransport):
     retained: list[bytes] = field(default_factory=list)
 
     def wants(self, message: JsonDict) -> bool:
-        return message.get("type") not in ("stream_event", "control_request", "control_response",
-                                           "control_cancel_request")  # fmt: skip
+        return message.get("type") not in (
+            "stream_event",
+            "control_request",
+            "control_response",
+            "control_cancel_request",
+        )
 
     def feed(self, message: JsonDict) -> Output:
         if not self.wants(message):

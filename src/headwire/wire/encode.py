@@ -17,8 +17,8 @@ larger integers and floats print as the shortest round-tripping double in JavaSc
 non-finite numbers, like integers beyond the double range, as ``null``.
 
 The fast path is a single ``orjson.dumps`` call; only values holding floats, very large
-integers, array-index keys or surrogate code points take the exact slow path, and that path still encodes every
-string run with orjson, so no per-character Python loop ever runs.
+integers, array-index keys or surrogate code points take the exact slow path, and that path
+still encodes every string run with orjson, so no per-character Python loop ever runs.
 """
 
 from __future__ import annotations

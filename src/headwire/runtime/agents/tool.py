@@ -43,16 +43,20 @@ class AgentTool:
         self.parameters: dict[str, Any] = {
             "type": "object",
             "properties": {
-                "description": {"type": "string",
-                                "description": "A short (3-5 word) description of the task"},
+                "description": {
+                    "type": "string",
+                    "description": "A short (3-5 word) description of the task",
+                },
                 "prompt": {"type": "string", "description": "The task for the agent to perform"},
-                "subagent_type": {"type": "string",
-                                  "description": "The named agent type to use"},
-                "run_in_background": {"type": "boolean", "default": False,
-                                      "description": "Accepted; headless runs wait for the result"},
+                "subagent_type": {"type": "string", "description": "The named agent type to use"},
+                "run_in_background": {
+                    "type": "boolean",
+                    "default": False,
+                    "description": "Accepted; headless runs wait for the result",
+                },
             },
             "required": ["description", "prompt"],
-        }  # fmt: skip
+        }
 
     def validate(self, args: dict[str, Any]) -> str | None:
         for key in ("description", "prompt"):
@@ -72,21 +76,34 @@ class AgentTool:
         call_id = ctx.call_id
         config = parent.config
         if config.depth + 1 > config.max_subagent_depth:
-            msg = (f"Subagent depth limit reached ({config.max_subagent_depth}); "
-                   "this agent cannot start another subagent.")  # fmt: skip
+            msg = (
+                f"Subagent depth limit reached ({config.max_subagent_depth}); "
+                "this agent cannot start another subagent."
+            )
             return ToolOutcome(llm_text=msg, error=msg, error_type="execution_denied")
         child = _spawn(parent, definition, call_id)
         sid = config.session_id
         task_id = parent.new_uuid()
         started = time.monotonic()
-        data: dict[str, Any] = {"task_id": task_id, "tool_use_id": call_id,
-                                "description": args["description"],
-                                "subagent_type": definition.name}  # fmt: skip
-        parent.emit(m.system_event(uuid=parent.new_uuid(), session_id=sid,
-                                   subtype="task_started", data=data))  # fmt: skip
-        parent.emit(m.user_message(uuid=parent.new_uuid(), session_id=sid,
-                                   parent_tool_use_id=call_id,
-                                   content=[m.text_block(args["prompt"])]))  # fmt: skip
+        data: dict[str, Any] = {
+            "task_id": task_id,
+            "tool_use_id": call_id,
+            "description": args["description"],
+            "subagent_type": definition.name,
+        }
+        parent.emit(
+            m.system_event(
+                uuid=parent.new_uuid(), session_id=sid, subtype="task_started", data=data
+            )
+        )
+        parent.emit(
+            m.user_message(
+                uuid=parent.new_uuid(),
+                session_id=sid,
+                parent_tool_use_id=call_id,
+                content=[m.text_block(args["prompt"])],
+            )
+        )
         status = "completed"
         tool_uses = 0
         try:
@@ -104,26 +121,37 @@ class AgentTool:
         self._notify(parent, task_id, call_id, status, started, tool_uses)
         if status == "failed":
             self._failed(parent, message)
-            return ToolOutcome(llm_text=f"Subagent failed: {message}", error=message,
-                               error_type="execution_failed")  # fmt: skip
+            return ToolOutcome(
+                llm_text=f"Subagent failed: {message}", error=message, error_type="execution_failed"
+            )
         return ToolOutcome(llm_text=text or "(the subagent returned no text)", display=text)
 
     @staticmethod
-    def _notify(parent: Agent, task_id: str, call_id: str, status: str, started: float,
-                tool_uses: int) -> None:  # fmt: skip
-        usage = {"total_tokens": 0, "tool_uses": tool_uses,
-                 "duration_ms": int((time.monotonic() - started) * 1000)}  # fmt: skip
-        parent.emit(m.system_event(
-            uuid=parent.new_uuid(), session_id=parent.config.session_id,
-            subtype="task_notification",
-            data={"task_id": task_id, "tool_use_id": call_id, "status": status, "usage": usage},
-        ))  # fmt: skip
+    def _notify(
+        parent: Agent, task_id: str, call_id: str, status: str, started: float, tool_uses: int
+    ) -> None:
+        usage = {
+            "total_tokens": 0,
+            "tool_uses": tool_uses,
+            "duration_ms": int((time.monotonic() - started) * 1000),
+        }
+        parent.emit(
+            m.system_event(
+                uuid=parent.new_uuid(),
+                session_id=parent.config.session_id,
+                subtype="task_notification",
+                data={"task_id": task_id, "tool_use_id": call_id, "status": status, "usage": usage},
+            )
+        )
 
     @staticmethod
     def _failed(parent: Agent, message: str) -> None:
         """Upstream's mid-stream subagent error ``result`` (it has no ``parent_tool_use_id``)."""
-        parent.emit(m.subagent_error_result(
-            uuid=parent.new_uuid(), session_id=parent.config.session_id, message=message))
+        parent.emit(
+            m.subagent_error_result(
+                uuid=parent.new_uuid(), session_id=parent.config.session_id, message=message
+            )
+        )
 
 
 def _spawn(parent: Agent, definition: AgentDefinition, call_id: str) -> Agent:
@@ -144,8 +172,16 @@ def _spawn(parent: Agent, definition: AgentDefinition, call_id: str) -> Agent:
         tools = [t for t in tools if t.name in allowed or t.display_name in allowed]
     if config.depth >= config.max_subagent_depth:
         tools = [t for t in tools if t.name != AGENT_TOOL_NAME]
-    child = Agent(config, parent.model, tools, parent.emit, parent.artifacts, parent.recorder,
-                  ask=parent.ask, observer=parent.observer)  # fmt: skip
+    child = Agent(
+        config,
+        parent.model,
+        tools,
+        parent.emit,
+        parent.artifacts,
+        parent.recorder,
+        ask=parent.ask,
+        observer=parent.observer,
+    )
     child.cancelled = parent.cancelled
     child.permission_denials = parent.permission_denials  # its refusals count in the result
     return child

@@ -68,8 +68,10 @@ def describe(exc: BaseException) -> str:
         if not errors:
             return "the server returned a malformed result"
         where = ".".join(str(p) for p in errors[0]["loc"]) or "result"
-        return (f"the server returned a malformed result ({exc.error_count()} problem(s); "
-                f"{where}: {errors[0]['msg']})")  # fmt: skip
+        return (
+            f"the server returned a malformed result ({exc.error_count()} problem(s); "
+            f"{where}: {errors[0]['msg']})"
+        )
     text = str(exc).strip()
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
@@ -78,8 +80,16 @@ def _is_connection_loss(exc: BaseException) -> bool:
     exc = _leaf(exc)
     if isinstance(exc, MCPError):
         return exc.code == types.CONNECTION_CLOSED
-    return isinstance(exc, (httpx2.TransportError, OSError, anyio.ClosedResourceError,
-                            anyio.BrokenResourceError, anyio.EndOfStream))  # fmt: skip
+    return isinstance(
+        exc,
+        (
+            httpx2.TransportError,
+            OSError,
+            anyio.ClosedResourceError,
+            anyio.BrokenResourceError,
+            anyio.EndOfStream,
+        ),
+    )
 
 
 async def _wait_event(event: asyncio.Event) -> None:
@@ -94,9 +104,15 @@ async def _wait_event(event: asyncio.Event) -> None:
 class ServerConnection:
     """One MCP server: its connection task, tools and status (a ``CallTarget``)."""
 
-    def __init__(self, config: ServerConfig, *, version: str = "0", debug: bool = False,
-                 connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
-                 on_change: Callable[[], None] | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        config: ServerConfig,
+        *,
+        version: str = "0",
+        debug: bool = False,
+        connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
+        on_change: Callable[[], None] | None = None,
+    ) -> None:
         self.config = config
         self.name = config.name
         self.version = version
@@ -166,7 +182,9 @@ class ServerConnection:
 
     async def _run(self, ready: asyncio.Future[None]) -> None:
         """The connection task: connect, publish, wait for the stop signal, disconnect."""
-        kinds: list[TransportKind] = ["http", "sse"] if self.config.sse_fallback else [self.config.transport]
+        kinds: list[TransportKind] = (
+            ["http", "sse"] if self.config.sse_fallback else [self.config.transport]
+        )
         try:
             for index, kind in enumerate(kinds):
                 try:
@@ -184,7 +202,9 @@ class ServerConnection:
         except BaseException as exc:
             self._client = None
             if not ready.done():
-                failure = exc if isinstance(exc, Exception) else ConnectionError("connection stopped")
+                failure = (
+                    exc if isinstance(exc, Exception) else ConnectionError("connection stopped")
+                )
                 ready.set_exception(failure)
             elif isinstance(exc, Exception) and self.status == "connected":
                 self._set("disconnected", describe(exc))
@@ -212,8 +232,12 @@ class ServerConnection:
         else:
             assert cfg.url is not None
             transport = sse_client(cfg.url, headers=cfg.headers or None)
-        client = Client(transport, mode="legacy", cache=None,
-                        client_info=types.Implementation(name="headwire", version=self.version))  # fmt: skip
+        client = Client(
+            transport,
+            mode="legacy",
+            cache=None,
+            client_info=types.Implementation(name="headwire", version=self.version),
+        )
         await stack.enter_async_context(client)
         return client
 
@@ -260,17 +284,28 @@ class ServerConnection:
             previous = self.error
             await self._halt()
             if not await self.start():
-                raise McpCallError(f"the server is disconnected ({previous}) and restarting it "
-                                   f"failed: {self.error}")  # fmt: skip
+                raise McpCallError(
+                    f"the server is disconnected ({previous}) and restarting it "
+                    f"failed: {self.error}"
+                )
 
-    async def call(self, tool: str, args: dict[str, Any], *, timeout_s: float,
-                   progress: Progress | None, cancelled: asyncio.Event) -> Any:  # fmt: skip
+    async def call(
+        self,
+        tool: str,
+        args: dict[str, Any],
+        *,
+        timeout_s: float,
+        progress: Progress | None,
+        cancelled: asyncio.Event,
+    ) -> Any:
         """Call ``tool``; returns the SDK ``CallToolResult`` or raises :class:`McpCallError`."""
         if self.status == "disconnected":
             await self._restart()
         client = self._client
         if client is None or self.status != "connected":
-            raise McpCallError(f"the server is {self.status}" + (f" ({self.error})" if self.error else ""))
+            raise McpCallError(
+                f"the server is {self.status}" + (f" ({self.error})" if self.error else "")
+            )
 
         sink = progress
 
@@ -281,12 +316,16 @@ class ServerConnection:
                 except Exception as exc:  # a broken sink must not break the call
                     warn(f"headwire: MCP progress hook failed: {exc}")
 
-        call = asyncio.ensure_future(client.call_tool(
-            tool, args, progress_callback=on_progress if progress is not None else None))
+        call = asyncio.ensure_future(
+            client.call_tool(
+                tool, args, progress_callback=on_progress if progress is not None else None
+            )
+        )
         stop = asyncio.ensure_future(_wait_event(cancelled))
         try:
-            done, _ = await asyncio.wait({call, stop}, timeout=timeout_s,
-                                         return_when=asyncio.FIRST_COMPLETED)  # fmt: skip
+            done, _ = await asyncio.wait(
+                {call, stop}, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED
+            )
         finally:
             stop.cancel()
             if not call.done():
@@ -309,19 +348,30 @@ class ServerConnection:
 class McpManager:
     """All configured servers: started together, their tools, statuses and shutdown."""
 
-    def __init__(self, servers: Mapping[str, ServerConfig], *, version: str = "0",
-                 debug: bool = False, connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
-                 note: Callable[[str], None] = warn) -> None:  # fmt: skip
+    def __init__(
+        self,
+        servers: Mapping[str, ServerConfig],
+        *,
+        version: str = "0",
+        debug: bool = False,
+        connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
+        note: Callable[[str], None] = warn,
+    ) -> None:
         self.note = note
         if not debug:  # the SDK logs transport hiccups as warnings; failures are ours to report
             for logger in ("mcp", "client"):
                 logging.getLogger(logger).setLevel(logging.CRITICAL)
         self.on_status_change: Callable[[], None] | None = None
         self.connections = {
-            name: ServerConnection(cfg, version=version, debug=debug,
-                                   connect_timeout_s=connect_timeout_s, on_change=self._changed)
+            name: ServerConnection(
+                cfg,
+                version=version,
+                debug=debug,
+                connect_timeout_s=connect_timeout_s,
+                on_change=self._changed,
+            )
             for name, cfg in servers.items()
-        }  # fmt: skip
+        }
         self._tools: list[McpTool] = []
 
     def _changed(self) -> None:
@@ -347,13 +397,21 @@ class McpManager:
                 if spec.name in cfg.exclude_tools:
                     continue
                 hints = spec.annotations
-                tool = McpTool(conn, conn.name, spec.name, spec.description or "",
-                               dict(spec.input_schema), trust=cfg.trust,
-                               read_only=bool(hints is not None and hints.read_only_hint),
-                               timeout_ms=cfg.timeout_ms)  # fmt: skip
+                tool = McpTool(
+                    conn,
+                    conn.name,
+                    spec.name,
+                    spec.description or "",
+                    dict(spec.input_schema),
+                    trust=cfg.trust,
+                    read_only=bool(hints is not None and hints.read_only_hint),
+                    timeout_ms=cfg.timeout_ms,
+                )
                 if tool.name in seen:
-                    self.note(f"headwire: MCP tool '{spec.name}' of server '{conn.name}' is "
-                              f"skipped: the name {tool.name} is already taken")  # fmt: skip
+                    self.note(
+                        f"headwire: MCP tool '{spec.name}' of server '{conn.name}' is "
+                        f"skipped: the name {tool.name} is already taken"
+                    )
                     continue
                 seen.add(tool.name)
                 tools.append(tool)

@@ -44,9 +44,13 @@ _MAX_MS = sys.float_info.max
 """Largest ``timeout`` accepted (NaN, infinity and larger integers cannot become seconds)."""
 
 _TYPES: dict[str, TransportKind] = {
-    "stdio": "stdio", "http": "http", "streamable-http": "http", "streamable_http": "http",
-    "streamableHttp": "http", "sse": "sse",
-}  # fmt: skip
+    "stdio": "stdio",
+    "http": "http",
+    "streamable-http": "http",
+    "streamable_http": "http",
+    "streamableHttp": "http",
+    "sse": "sse",
+}
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 
 
@@ -131,12 +135,15 @@ def _timeout(raw: dict[str, Any]) -> int | None:
     return max(1, round(value))
 
 
-def _transport(raw: dict[str, Any], url: str | None, command: str | None) -> tuple[TransportKind, bool]:
+def _transport(
+    raw: dict[str, Any], url: str | None, command: str | None
+) -> tuple[TransportKind, bool]:
     kind = raw.get("type")
     if kind is not None:
         if not isinstance(kind, str) or kind not in _TYPES:
-            raise _Problem(f"'type' must be one of {', '.join(sorted(set(_TYPES)))}; "
-                           f"got {reprlib.repr(kind)}")  # reprlib: kind may be nested ~1,000 deep
+            raise _Problem(
+                f"'type' must be one of {', '.join(sorted(set(_TYPES)))}; got {reprlib.repr(kind)}"
+            )  # reprlib: kind may be nested ~1,000 deep
         return _TYPES[kind], False
     if raw.get("httpUrl") is not None:
         return "http", False
@@ -147,7 +154,9 @@ def _transport(raw: dict[str, Any], url: str | None, command: str | None) -> tup
     raise _Problem("needs 'command' (stdio) or 'httpUrl' / 'url' (HTTP)")
 
 
-def parse_server(name: str, raw: Any, source: str, env: Mapping[str, str] | None = None) -> ServerConfig:
+def parse_server(
+    name: str, raw: Any, source: str, env: Mapping[str, str] | None = None
+) -> ServerConfig:
     """Validate one ``mcpServers`` entry; raises :class:`McpConfigError`."""
     env = os.environ if env is None else env
     try:
@@ -167,14 +176,21 @@ def parse_server(name: str, raw: Any, source: str, env: Mapping[str, str] | None
         if not isinstance(trust, bool):
             raise _Problem("'trust' must be true or false")
         return ServerConfig(
-            name=name, transport=kind, command=command if kind == "stdio" else None,
-            args=_strings(raw, "args", env) or (), env=_mapping(raw, "env", env),
-            cwd=_string(raw, "cwd", env), url=url if kind != "stdio" else None,
-            headers=_mapping(raw, "headers", env), timeout_ms=_timeout(raw), trust=trust,
+            name=name,
+            transport=kind,
+            command=command if kind == "stdio" else None,
+            args=_strings(raw, "args", env) or (),
+            env=_mapping(raw, "env", env),
+            cwd=_string(raw, "cwd", env),
+            url=url if kind != "stdio" else None,
+            headers=_mapping(raw, "headers", env),
+            timeout_ms=_timeout(raw),
+            trust=trust,
             include_tools=_strings(raw, "includeTools", env),
-            exclude_tools=_strings(raw, "excludeTools", env) or (), sse_fallback=fallback,
+            exclude_tools=_strings(raw, "excludeTools", env) or (),
+            sse_fallback=fallback,
             source=source,
-        )  # fmt: skip
+        )
     except _Problem as exc:
         raise McpConfigError(f"{source}: mcpServers.{name}: {exc}") from None
 
@@ -210,7 +226,11 @@ def disabled_servers(data: Any) -> set[str]:
     servers = data.get("mcpServers") if isinstance(data, dict) else None
     if not isinstance(servers, dict):
         return set()
-    return {name for name, raw in servers.items() if isinstance(raw, dict) and raw.get("disabled") is True}
+    return {
+        name
+        for name, raw in servers.items()
+        if isinstance(raw, dict) and raw.get("disabled") is True
+    }
 
 
 def sdk_servers(data: Any) -> list[str]:
@@ -219,7 +239,9 @@ def sdk_servers(data: Any) -> list[str]:
     servers = data.get("mcpServers") if isinstance(data, dict) else None
     if not isinstance(servers, dict):
         return []
-    return [name for name, raw in servers.items() if isinstance(raw, dict) and raw.get("type") == "sdk"]
+    return [
+        name for name, raw in servers.items() if isinstance(raw, dict) and raw.get("type") == "sdk"
+    ]
 
 
 def _pairs(raw: Any, key: str) -> dict[str, Any]:
@@ -332,8 +354,10 @@ def load_mcp_servers(
         found, problems = parse_mcp_servers(data, source, env)
         if problems:
             raise McpConfigError("; ".join(problems))
-        warnings += [f"{source}: mcpServers.{name}: in-process SDK servers are not supported"
-                     for name in sdk_servers(data)]  # fmt: skip
+        warnings += [
+            f"{source}: mcpServers.{name}: in-process SDK servers are not supported"
+            for name in sdk_servers(data)
+        ]
         for name in disabled_servers(data):
             servers.pop(name, None)
         servers.update(found)

@@ -52,8 +52,10 @@ def _block_parts(block: Any, tool: str) -> list[Part]:
         return [Part(text=text)] if isinstance(text, str) else []
     if kind in ("image", "audio"):
         mime = getattr(block, "mime_type", None) or "application/octet-stream"
-        return [Part(text=f"[Tool '{tool}' provided the following {kind} data with mime-type: {mime}]"),
-                Part(mime=mime)]  # fmt: skip
+        return [
+            Part(text=f"[Tool '{tool}' provided the following {kind} data with mime-type: {mime}]"),
+            Part(mime=mime),
+        ]
     if kind == "resource":
         resource = getattr(block, "resource", None)
         text = getattr(resource, "text", None)
@@ -61,7 +63,9 @@ def _block_parts(block: Any, tool: str) -> list[Part]:
             return [Part(text=text)]
         if getattr(resource, "blob", None):
             mime = getattr(resource, "mime_type", None) or "application/octet-stream"
-            sentence = f"[Tool '{tool}' provided the following embedded resource with mime-type: {mime}]"
+            sentence = (
+                f"[Tool '{tool}' provided the following embedded resource with mime-type: {mime}]"
+            )
             return [Part(text=sentence), Part(mime=mime)]
         return []
     if kind == "resource_link":
@@ -101,10 +105,18 @@ def render(tool: str, registered_name: str, content: Any, structured: Any = None
 def error_text(tool: str, args: dict[str, Any], raw_result: dict[str, Any]) -> str:
     """Upstream's model text for an ``isError`` result."""
     call = compact_json({"name": tool, "args": args})
-    response = [{"functionResponse": {"name": tool, "response": {
-        "error": raw_result, "content": raw_result.get("content")}}}]  # fmt: skip
-    return (f"MCP tool '{tool}' reported tool error for function call: {call} with response: "
-            f"{compact_json(response)}")  # fmt: skip
+    response = [
+        {
+            "functionResponse": {
+                "name": tool,
+                "response": {"error": raw_result, "content": raw_result.get("content")},
+            }
+        }
+    ]
+    return (
+        f"MCP tool '{tool}' reported tool error for function call: {call} with response: "
+        f"{compact_json(response)}"
+    )
 
 
 def error_display(tool: str) -> str:

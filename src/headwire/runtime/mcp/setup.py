@@ -55,8 +55,9 @@ async def start_mcp(
         return None
     from headwire.runtime.mcp.client import McpManager
 
-    manager = McpManager(servers, version=version, debug=debug,
-                         connect_timeout_s=connect_timeout_s(env))  # fmt: skip
+    manager = McpManager(
+        servers, version=version, debug=debug, connect_timeout_s=connect_timeout_s(env)
+    )
     try:
         await manager.start()
     except BaseException:

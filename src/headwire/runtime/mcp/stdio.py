@@ -128,16 +128,26 @@ async def stdio_transport(
     state: ProcessState,
     on_close: Callable[[], None] | None = None,
     debug: bool = False,
-) -> AsyncIterator[tuple[MemoryObjectReceiveStream[SessionMessage | Exception],
-                         MemoryObjectSendStream[SessionMessage]]]:  # fmt: skip
+) -> AsyncIterator[
+    tuple[
+        MemoryObjectReceiveStream[SessionMessage | Exception],
+        MemoryObjectSendStream[SessionMessage],
+    ]
+]:
     """Start the server and yield ``(read_stream, write_stream)``; raises ``OSError`` when
     the command cannot be started.  ``on_close`` runs when the server's stdout ends before
     shutdown (it crashed or exited)."""
     proc = await asyncio.create_subprocess_exec(
-        launch.command, *launch.args, stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=launch.cwd,
-        env=launch.env, start_new_session=True, limit=MAX_MESSAGE_BYTES,
-    )  # fmt: skip
+        launch.command,
+        *launch.args,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        cwd=launch.cwd,
+        env=launch.env,
+        start_new_session=True,
+        limit=MAX_MESSAGE_BYTES,
+    )
     state.pid, state.process = proc.pid, proc
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
     stdin, stdout, stderr = proc.stdin, proc.stdout, proc.stderr
@@ -163,8 +173,11 @@ async def stdio_transport(
                             await deliver(exc.partial)
                         break
                     except asyncio.LimitOverrunError:
-                        await read_send.send(ValueError(
-                            f"MCP message over {MAX_MESSAGE_BYTES} bytes; connection dropped"))
+                        await read_send.send(
+                            ValueError(
+                                f"MCP message over {MAX_MESSAGE_BYTES} bytes; connection dropped"
+                            )
+                        )
                         break
                     if line.strip():
                         await deliver(line)

@@ -49,10 +49,20 @@ class McpCallError(Exception):
 
 
 class CallTarget(Protocol):
-    """The connection a tool calls through (see :class:`~headwire.runtime.mcp.client.ServerConnection`)."""
+    """The connection a tool calls through.
 
-    async def call(self, tool: str, args: dict[str, Any], *, timeout_s: float,
-                   progress: Progress | None, cancelled: asyncio.Event) -> Any:  # fmt: skip
+    See :class:`~headwire.runtime.mcp.client.ServerConnection`.
+    """
+
+    async def call(
+        self,
+        tool: str,
+        args: dict[str, Any],
+        *,
+        timeout_s: float,
+        progress: Progress | None,
+        cancelled: asyncio.Event,
+    ) -> Any:
         """The SDK ``CallToolResult``; raises :class:`McpCallError`."""
         ...
 
@@ -107,9 +117,18 @@ def _number(value: float) -> float | int:
 class McpTool:
     """A tool of a connected MCP server."""
 
-    def __init__(self, target: CallTarget, server: str, tool: str, description: str,
-                 schema: dict[str, Any], *, trust: bool = False, read_only: bool = False,
-                 timeout_ms: int | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        target: CallTarget,
+        server: str,
+        tool: str,
+        description: str,
+        schema: dict[str, Any],
+        *,
+        trust: bool = False,
+        read_only: bool = False,
+        timeout_ms: int | None = None,
+    ) -> None:
         self.target = target
         self.server_id = server
         self.server_tool_name = tool
@@ -142,10 +161,16 @@ class McpTool:
         return DEFAULT_TIMEOUT_MS
 
     def _failure(self, reason: str, error_type: str) -> ToolOutcome:
-        message = f"MCP tool '{self.server_tool_name}' on server '{self.server_id}' failed: {reason}"
-        return ToolOutcome(llm_text=message, display=f"Error: {message}", error=message,
-                           error_type=error_type,
-                           extra={"server": self.server_id, "tool": self.server_tool_name})  # fmt: skip
+        message = (
+            f"MCP tool '{self.server_tool_name}' on server '{self.server_id}' failed: {reason}"
+        )
+        return ToolOutcome(
+            llm_text=message,
+            display=f"Error: {message}",
+            error=message,
+            error_type=error_type,
+            extra={"server": self.server_id, "tool": self.server_tool_name},
+        )
 
     def _progress_hook(self, ctx: ToolContext) -> Progress | None:
         hook = ctx.progress
@@ -153,8 +178,10 @@ class McpTool:
             return None
 
         def report(update: dict[str, Any]) -> None:
-            event: dict[str, Any] = {"type": "mcp_tool_progress",
-                                     "progress": _number(update["progress"])}  # fmt: skip
+            event: dict[str, Any] = {
+                "type": "mcp_tool_progress",
+                "progress": _number(update["progress"]),
+            }
             if update.get("total") is not None:
                 event["total"] = _number(update["total"])
             if update.get("message") is not None:
@@ -170,29 +197,50 @@ class McpTool:
         timeout_ms = self._timeout_ms(ctx)
         try:
             result = await self.target.call(
-                self.server_tool_name, args, timeout_s=timeout_ms / 1000,
-                progress=self._progress_hook(ctx), cancelled=ctx.cancelled,
-            )  # fmt: skip
+                self.server_tool_name,
+                args,
+                timeout_s=timeout_ms / 1000,
+                progress=self._progress_hook(ctx),
+                cancelled=ctx.cancelled,
+            )
         except McpCallError as exc:
-            reason = f"timed out after {timeout_ms} ms" if exc.error_type == "timeout" else exc.reason
+            reason = (
+                f"timed out after {timeout_ms} ms" if exc.error_type == "timeout" else exc.reason
+            )
             return self._failure(reason, exc.error_type)
         if getattr(result, "is_error", False) is True:
             raw = result.model_dump(mode="json", by_alias=True, exclude_unset=True)
             text = error_text(self.server_tool_name, args, raw)
-            return ToolOutcome(llm_text=text, display=error_display(self.server_tool_name),
-                               error=text, error_type=FAILED,
-                               extra={"server": self.server_id, "tool": self.server_tool_name})  # fmt: skip
-        rendered = render(self.server_tool_name, self.name, getattr(result, "content", None),
-                          getattr(result, "structured_content", None))  # fmt: skip
+            return ToolOutcome(
+                llm_text=text,
+                display=error_display(self.server_tool_name),
+                error=text,
+                error_type=FAILED,
+                extra={"server": self.server_id, "tool": self.server_tool_name},
+            )
+        rendered = render(
+            self.server_tool_name,
+            self.name,
+            getattr(result, "content", None),
+            getattr(result, "structured_content", None),
+        )
         del result
         llm = rendered.model_text
         artifact = None
         if len(llm) > OUTPUT_THRESHOLD:
-            data = await asyncio.to_thread(utf8_bytes, llm) if len(llm) > 1 << 20 else utf8_bytes(llm)
+            data = (
+                await asyncio.to_thread(utf8_bytes, llm) if len(llm) > 1 << 20 else utf8_bytes(llm)
+            )
             artifact, unsaved = await save_artifact(ctx, self.name, data)
             del data
-            llm = (truncated_envelope(llm, artifact) if artifact is not None
-                   else unsaved_envelope(llm, str(unsaved)))  # fmt: skip
-        extra = {"server": self.server_id, "tool": self.server_tool_name,
-                 "output_chars": len(rendered.model_text)}  # fmt: skip
+            llm = (
+                truncated_envelope(llm, artifact)
+                if artifact is not None
+                else unsaved_envelope(llm, str(unsaved))
+            )
+        extra = {
+            "server": self.server_id,
+            "tool": self.server_tool_name,
+            "output_chars": len(rendered.model_text),
+        }
         return ToolOutcome(llm_text=llm, display=rendered.display, artifact=artifact, extra=extra)

@@ -232,13 +232,16 @@ class OpenAIModel:
                     yield event
         except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
             raise _Transient(
-                self._error(f"Cannot reach model server at {self._display}: {_exc_text(exc)}",
-                            retryable=True)
+                self._error(
+                    f"Cannot reach model server at {self._display}: {_exc_text(exc)}",
+                    retryable=True,
+                )
             ) from exc
         except httpx.TimeoutException as exc:
             raise _Transient(
-                self._error(f"Model server timed out (no data for {self.timeout_s:g}s)",
-                            retryable=True)
+                self._error(
+                    f"Model server timed out (no data for {self.timeout_s:g}s)", retryable=True
+                )
             ) from exc
         except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
             message = (
@@ -333,8 +336,10 @@ class OpenAIModel:
         error = chunk.get("error")
         if error:
             raise _Transient(
-                self._error(f"Model server reported an error mid-stream: {_error_field_text(error)}",
-                            retryable=True)
+                self._error(
+                    f"Model server reported an error mid-stream: {_error_field_text(error)}",
+                    retryable=True,
+                )
             )
         usage = chunk.get("usage")
         if isinstance(usage, dict):
@@ -426,7 +431,9 @@ class OpenAIModel:
             return retry_after_s
         return float(self.retry_base_delay_s * (2**attempt))
 
-    def _error(self, message: str, *, status: int | None = None, retryable: bool = False) -> ModelError:
+    def _error(
+        self, message: str, *, status: int | None = None, retryable: bool = False
+    ) -> ModelError:
         return ModelError(self._redact(message), status=status, retryable=retryable)
 
     def _redact(self, text: str) -> str:
@@ -450,7 +457,9 @@ def _merge_call(state: _StreamState, fragment: dict[str, Any]) -> None:
     index = fragment.get("index")
     if not isinstance(index, int):
         known = {c.call_id for c in state.calls.values()}
-        if state.last_index is None or (isinstance(call_id, str) and call_id and call_id not in known):
+        if state.last_index is None or (
+            isinstance(call_id, str) and call_id and call_id not in known
+        ):
             index = max(state.calls, default=-1) + 1
         else:
             index = state.last_index
@@ -480,7 +489,9 @@ def _usage(raw: dict[str, Any]) -> Usage:
     if not cached:
         cached = _int(raw.get("prompt_cache_hit_tokens"))  # DeepSeek's spelling
     total = _int(raw.get("total_tokens")) or prompt + completion
-    return Usage(input_tokens=prompt, output_tokens=completion, cached_tokens=cached, total_tokens=total)
+    return Usage(
+        input_tokens=prompt, output_tokens=completion, cached_tokens=cached, total_tokens=total
+    )
 
 
 def _int(value: Any) -> int:

@@ -7,7 +7,8 @@ A script is JSON Lines (or one JSON array); each entry answers one model call, i
 ``{"error": "message"}`` (the call fails), ``{"delay_s": 0.5, ...}`` (sleep before answering).
 
 Entries are used in order by every model call of the process (a subagent's calls included); a
-resumed session starts after the assistant turns it already recorded.  Past the end the model answers ``done``.
+resumed session starts after the assistant turns it already recorded.
+Past the end the model answers ``done``.
 """
 
 from __future__ import annotations
@@ -66,7 +67,9 @@ def parse_script(text: str, source: str = "<script>") -> list[dict[str, Any]]:
         if "tool" in entry:
             tools = [{"name": entry["tool"], "args": entry.get("args", {})}]
         if not isinstance(tools, list) or not all(
-            isinstance(t, dict) and isinstance(t.get("name"), str) and isinstance(t.get("args", {}), dict)
+            isinstance(t, dict)
+            and isinstance(t.get("name"), str)
+            and isinstance(t.get("args", {}), dict)
             for t in tools
         ):
             raise ScriptError(f"{source}:{lineno}: tools must be objects with a name and args")
@@ -116,5 +119,7 @@ class ScriptedModel:
         for start in range(0, len(text), TEXT_CHUNK):
             yield TextDelta(text[start : start + TEXT_CHUNK])
         for n, tool in enumerate(turn["tools"], 1):
-            yield ToolCall(f"call_scripted_{index + 1}_{n}", tool["name"], dict(tool.get("args", {})))
+            yield ToolCall(
+                f"call_scripted_{index + 1}_{n}", tool["name"], dict(tool.get("args", {}))
+            )
         yield Finished(Usage(input_tokens=11, output_tokens=3, cached_tokens=0, total_tokens=14))

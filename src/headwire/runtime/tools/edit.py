@@ -59,17 +59,22 @@ def _load(path: Path, raw: str) -> _Original:
     with os.fdopen(fd, "rb") as handle:
         data = handle.read() if os.fstat(fd).st_size <= MAX_EDIT_BYTES else None
     if data is None:
-        raise EditRefusal(f"File is too large to edit: {raw}", "File is too large to edit.",
-                          "file_too_large")  # fmt: skip
+        raise EditRefusal(
+            f"File is too large to edit: {raw}", "File is too large to edit.", "file_too_large"
+        )
     if looks_binary(data[:4096]):
-        raise EditRefusal(f"Cannot edit binary file: {raw}", "Cannot edit a binary file.",
-                          "read_content_failure")  # fmt: skip
+        raise EditRefusal(
+            f"Cannot edit binary file: {raw}", "Cannot edit a binary file.", "read_content_failure"
+        )
     bom = data.startswith(codecs.BOM_UTF8)
     try:
         text = data.decode("utf-8-sig" if bom else "utf-8")
     except UnicodeDecodeError as exc:
-        raise EditRefusal(f"Failed to read content of existing file (not UTF-8): {raw}",
-                          "Failed to read content of file.", "read_content_failure") from exc  # fmt: skip
+        raise EditRefusal(
+            f"Failed to read content of existing file (not UTF-8): {raw}",
+            "Failed to read content of file.",
+            "read_content_failure",
+        ) from exc
     crlf = "\r\n" in text
     return _Original(text.replace("\r\n", "\n"), bom, crlf)
 
@@ -79,36 +84,49 @@ def plan_edit(original: str | None, old: str, new: str, replace_all: bool, raw: 
     if original is None:
         if old == "":
             return new
-        raise EditRefusal(f"File not found: {raw}", "File not found. Cannot apply edit. Use an "
-                          "empty old_string to create a new file.", "file_not_found")  # fmt: skip
+        raise EditRefusal(
+            f"File not found: {raw}",
+            "File not found. Cannot apply edit. Use an empty old_string to create a new file.",
+            "file_not_found",
+        )
     if old == "":
-        raise EditRefusal(f"File already exists, cannot create: {raw}",
-                          "Failed to edit. Attempted to create a file that already exists.",
-                          "attempt_to_create_existing_file")  # fmt: skip
+        raise EditRefusal(
+            f"File already exists, cannot create: {raw}",
+            "Failed to edit. Attempted to create a file that already exists.",
+            "attempt_to_create_existing_file",
+        )
     count = original.count(old)
     if count == 0:
         raise EditRefusal(
             f"Failed to edit, 0 occurrences found for old_string in {raw}. No edits made. The "
             "exact text in old_string was not found. Ensure you're not escaping content "
             "incorrectly and check whitespace, indentation, and context. Use read_file tool to "
-            "verify.", "Failed to edit, could not find the string to replace.",
-            "edit_no_occurrence_found")  # fmt: skip
+            "verify.",
+            "Failed to edit, could not find the string to replace.",
+            "edit_no_occurrence_found",
+        )
     if count > 1 and not replace_all:
         raise EditRefusal(
             f"Failed to edit. Found {count} occurrences for old_string in {raw} but replace_all "
-            "was not enabled.", "Failed to edit because the text matches multiple locations. "
+            "was not enabled.",
+            "Failed to edit because the text matches multiple locations. "
             "Provide more context or set replace_all to true.",
-            "edit_expected_occurrence_mismatch")  # fmt: skip
+            "edit_expected_occurrence_mismatch",
+        )
     if old == new:
         raise EditRefusal(
             f"No changes to apply. The old_string and new_string are identical in file: {raw}",
-            "No changes to apply. The old_string and new_string are identical.", "edit_no_change")
+            "No changes to apply. The old_string and new_string are identical.",
+            "edit_no_change",
+        )
     updated = original.replace(old, new) if replace_all else original.replace(old, new, 1)
     if updated == original:
         raise EditRefusal(
-            f"No changes to apply. The new content is identical to the current content in file: {raw}",
+            "No changes to apply. The new content is identical to the current content in file: "
+            f"{raw}",
             "No changes to apply. The new content is identical to the current content.",
-            "edit_no_change")  # fmt: skip
+            "edit_no_change",
+        )
     return updated
 
 
@@ -156,29 +174,39 @@ class EditTool:
     )
     parameters: dict[str, Any] = {  # noqa: RUF012
         "properties": {
-            "file_path": {"description": "The absolute path to the file to modify. Must start with '/'.",
-                          "type": "string"},
+            "file_path": {
+                "description": "The absolute path to the file to modify. Must start with '/'.",
+                "type": "string",
+            },
             "old_string": {
-                "description": ("The exact literal text to replace, unescaped. For a single "
-                                "replacement include enough context to match exactly once."),
+                "description": (
+                    "The exact literal text to replace, unescaped. For a single "
+                    "replacement include enough context to match exactly once."
+                ),
                 "type": "string",
             },
             "new_string": {
                 "description": "The exact literal text to replace `old_string` with, unescaped.",
                 "type": "string",
             },
-            "replace_all": {"type": "boolean",
-                            "description": "Replace all occurrences of old_string (default false)."},
+            "replace_all": {
+                "type": "boolean",
+                "description": "Replace all occurrences of old_string (default false).",
+            },
         },
         "required": ["file_path", "old_string", "new_string"],
         "type": "object",
-    }  # fmt: skip
+    }
     kind: ToolKind = "edit"
 
     def validate(self, args: dict[str, Any]) -> str | None:
         """Schema check plus upstream's path rules."""
-        problem = check_file_path_args(self.parameters, args, empty="The 'file_path' parameter must be non-empty.",
-                                       relative="File path must be absolute: {path}")  # fmt: skip
+        problem = check_file_path_args(
+            self.parameters,
+            args,
+            empty="The 'file_path' parameter must be non-empty.",
+            relative="File path must be absolute: {path}",
+        )
         if problem:
             return problem
         return None
@@ -202,8 +230,11 @@ class EditTool:
         new = str(args["new_string"]).replace("\r\n", "\n")
         try:
             if path.is_dir():
-                raise EditRefusal(f"Target is a directory, not a file: {raw}",
-                                  "Target is a directory.", "target_is_directory")  # fmt: skip
+                raise EditRefusal(
+                    f"Target is a directory, not a file: {raw}",
+                    "Target is a directory.",
+                    "target_is_directory",
+                )
             original = _load(path, raw)
             updated = plan_edit(original.text, old, new, bool(args.get("replace_all")), raw)
         except EditRefusal as refusal:

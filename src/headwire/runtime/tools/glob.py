@@ -216,12 +216,19 @@ def is_ignored(path: str, is_dir: bool, chain: tuple[RuleSet, ...]) -> bool:
     return verdict
 
 
-def rule_chain(start: Path, root: Path, names: tuple[str, ...] = IGNORE_FILES) -> tuple[RuleSet, ...]:
+def rule_chain(
+    start: Path, root: Path, names: tuple[str, ...] = IGNORE_FILES
+) -> tuple[RuleSet, ...]:
     """The rule sets of ``root`` and every directory down to ``start`` (inclusive)."""
     dirs = [start]
     if start != root and start.is_relative_to(root):
-        dirs = [root, *(root / Path(*start.relative_to(root).parts[:n])
-                        for n in range(1, len(start.relative_to(root).parts) + 1))]  # fmt: skip
+        dirs = [
+            root,
+            *(
+                root / Path(*start.relative_to(root).parts[:n])
+                for n in range(1, len(start.relative_to(root).parts) + 1)
+            ),
+        ]
     found = (load_rules(directory, names) for directory in dirs)
     return tuple(ruleset for ruleset in found if ruleset is not None)
 
@@ -250,8 +257,9 @@ class WalkOptions:
     ignore_names: tuple[str, ...] = IGNORE_FILES
 
 
-def walk_files(start: Path, root: Path, options: WalkOptions, stats: WalkStats,
-               should_stop: Callable[[], bool]) -> Iterator[tuple[os.DirEntry[str], str]]:  # fmt: skip
+def walk_files(
+    start: Path, root: Path, options: WalkOptions, stats: WalkStats, should_stop: Callable[[], bool]
+) -> Iterator[tuple[os.DirEntry[str], str]]:
     """Yield ``(entry, path relative to start)`` for the files under ``start``, sorted by name.
 
     Directory symlinks are not followed; file symlinks are yielded (callers that read them
@@ -348,8 +356,9 @@ class _Search:
     hit_limit: bool = False
 
 
-def _glob_in(start: Path, root: Path, pattern: str, search: _Search,
-             should_stop: Callable[[], bool]) -> None:  # fmt: skip
+def _glob_in(
+    start: Path, root: Path, pattern: str, search: _Search, should_stop: Callable[[], bool]
+) -> None:
     literal = start / pattern
     real = Path(os.path.realpath(literal))
     if (real == root or real.is_relative_to(root)) and literal.is_file():
@@ -384,12 +393,11 @@ class GlobTool:
     )
     parameters: dict[str, Any] = {  # noqa: RUF012
         "properties": {
-            "pattern": {"description": "The glob pattern to match files against",
-                        "type": "string"},
+            "pattern": {"description": "The glob pattern to match files against", "type": "string"},
             "path": {
                 "description": (
                     "The directory to search in. Omit it to search the current working "
-                    "directory (do not pass \"undefined\" or \"null\"). Must be an existing "
+                    'directory (do not pass "undefined" or "null"). Must be an existing '
                     "directory when given."
                 ),
                 "type": "string",
@@ -397,7 +405,7 @@ class GlobTool:
         },
         "required": ["pattern"],
         "type": "object",
-    }  # fmt: skip
+    }
     kind: ToolKind = "search"
 
     def validate(self, args: dict[str, Any]) -> str | None:
@@ -428,8 +436,11 @@ class GlobTool:
                 where = f"within {search_dir}"
             else:
                 dirs = list(roots)
-                where = (f"across {len(dirs)} workspace directories" if len(dirs) > 1
-                         else "in the workspace directory")  # fmt: skip
+                where = (
+                    f"across {len(dirs)} workspace directories"
+                    if len(dirs) > 1
+                    else "in the workspace directory"
+                )
             prefix, rest = split_literal_prefix(pattern)
             starts: list[tuple[Path, str]] = []
             for directory in dirs:
@@ -452,18 +463,24 @@ class GlobTool:
 
 def _render(pattern: str, where: str, search: _Search) -> ToolOutcome:
     if not search.found:
-        return ToolOutcome(llm_text=f'No files found matching pattern "{pattern}" {where}',
-                           display="No files found")  # fmt: skip
+        return ToolOutcome(
+            llm_text=f'No files found matching pattern "{pattern}" {where}',
+            display="No files found",
+        )
     ordered = sorted(search.found.items(), key=_sort_key_factory(time.time()))
     total = len(ordered)
     truncated = search.hit_limit or total > MAX_FILE_COUNT
     shown = [path for path, _ in ordered[:MAX_FILE_COUNT]]
     found = "Found at least" if search.hit_limit else "Found"
-    text = (f'{found} {total} file(s) matching "{pattern}" {where}, sorted by modification '
-            f"time (newest first):\n---\n" + "\n".join(shown))  # fmt: skip
+    text = (
+        f'{found} {total} file(s) matching "{pattern}" {where}, sorted by modification '
+        f"time (newest first):\n---\n" + "\n".join(shown)
+    )
     if search.hit_limit:
-        text += (f"\n---\n[Results truncated after scanning {total} matching files. "
-                 "Narrow the pattern or path.]")  # fmt: skip
+        text += (
+            f"\n---\n[Results truncated after scanning {total} matching files. "
+            "Narrow the pattern or path.]"
+        )
     elif truncated:
         omitted = total - MAX_FILE_COUNT
         text += f"\n---\n[{omitted} {'file' if omitted == 1 else 'files'} truncated] ..."

@@ -106,8 +106,9 @@ def _opened_within(fd: int, roots: tuple[Path, ...]) -> bool:
     return is_within(Path(real), roots)
 
 
-def _search_file(path: str, regex: re.Pattern[str], found: Matches,
-                 roots: tuple[Path, ...]) -> None:  # fmt: skip
+def _search_file(
+    path: str, regex: re.Pattern[str], found: Matches, roots: tuple[Path, ...]
+) -> None:
     if os.path.islink(path) and not is_within(Path(os.path.realpath(path)), roots):
         return
     try:
@@ -129,8 +130,15 @@ def _search_file(path: str, regex: re.Pattern[str], found: Matches,
     search_text(regex, data.decode("utf-8", errors="replace"), path, found)
 
 
-def search(start: Path, root: Path, regex: re.Pattern[str], glob: str | None, found: Matches,
-           roots: tuple[Path, ...], should_stop: Callable[[], bool]) -> None:  # fmt: skip
+def search(
+    start: Path,
+    root: Path,
+    regex: re.Pattern[str],
+    glob: str | None,
+    found: Matches,
+    roots: tuple[Path, ...],
+    should_stop: Callable[[], bool],
+) -> None:
     """Search ``start`` (a file or a directory tree)."""
     if start.is_file():
         _search_file(str(start), regex, found, roots)
@@ -150,11 +158,16 @@ def render(pattern: str, where: str, glob: str | None, found: Matches) -> ToolOu
     if found.total == 0:
         if found.incomplete:
             return ToolOutcome(
-                llm_text=(f'Search did not complete for pattern "{pattern}" {where}{filter_text}. '
-                          "No valid matches were returned; do not treat this as no matches."),
-                display="Error: Search incomplete")  # fmt: skip
-        return ToolOutcome(llm_text=f'No matches found for pattern "{pattern}" {where}{filter_text}.',
-                           display="No matches found")  # fmt: skip
+                llm_text=(
+                    f'Search did not complete for pattern "{pattern}" {where}{filter_text}. '
+                    "No valid matches were returned; do not treat this as no matches."
+                ),
+                display="Error: Search incomplete",
+            )
+        return ToolOutcome(
+            llm_text=f'No matches found for pattern "{pattern}" {where}{filter_text}.',
+            display="No matches found",
+        )
     term = "match" if found.total == 1 else "matches"
     parts: list[str] = []
     length, included, cut = 0, 0, False
@@ -168,8 +181,10 @@ def render(pattern: str, where: str, glob: str | None, found: Matches) -> ToolOu
         parts.append(line[: max(CHAR_LIMIT - length - sep, 10)] + "...")
         cut = True
         break
-    text = (f'Found {found.total} {term} for pattern "{pattern}" {where}{filter_text}:\n---\n'
-            + "\n".join(parts))  # fmt: skip
+    text = (
+        f'Found {found.total} {term} for pattern "{pattern}" {where}{filter_text}:\n---\n'
+        + "\n".join(parts)
+    )
     truncated = cut or found.total > len(found.lines)
     if truncated:
         omitted = found.total - included
@@ -196,19 +211,32 @@ class GrepTool:
     )
     parameters: dict[str, Any] = {  # noqa: RUF012
         "properties": {
-            "pattern": {"type": "string",
-                        "description": "The regular expression pattern to search for in file contents"},
-            "glob": {"type": "string",
-                     "description": 'Glob pattern to filter files (e.g. "*.js", "*.{ts,tsx}")'},
-            "path": {"type": "string",
-                     "description": "File or directory to search in. Defaults to the current working directory."},
-            "limit": {"type": "integer", "minimum": 1,
-                      "description": ("Limit output to the first N matching lines. Optional - shows "
-                                      "all matches if not specified.")},
+            "pattern": {
+                "type": "string",
+                "description": "The regular expression pattern to search for in file contents",
+            },
+            "glob": {
+                "type": "string",
+                "description": 'Glob pattern to filter files (e.g. "*.js", "*.{ts,tsx}")',
+            },
+            "path": {
+                "type": "string",
+                "description": (
+                    "File or directory to search in. Defaults to the current working directory."
+                ),
+            },
+            "limit": {
+                "type": "integer",
+                "minimum": 1,
+                "description": (
+                    "Limit output to the first N matching lines. Optional - shows "
+                    "all matches if not specified."
+                ),
+            },
         },
         "required": ["pattern"],
         "type": "object",
-    }  # fmt: skip
+    }
     kind: ToolKind = "search"
 
     def validate(self, args: dict[str, Any]) -> str | None:
@@ -243,17 +271,22 @@ class GrepTool:
             starts, where = [start], f'in path "{raw_path}"'
         else:
             starts = list(roots)
-            where = (f"across {len(roots)} workspace directories" if len(roots) > 1
-                     else "in the workspace directory")  # fmt: skip
+            where = (
+                f"across {len(roots)} workspace directories"
+                if len(roots) > 1
+                else "in the workspace directory"
+            )
         limit = args.get("limit")
         found = Matches(keep=min(LINE_LIMIT, limit) if isinstance(limit, int) else LINE_LIMIT)
         regex = compile_pattern(pattern)
         for start in starts:
             root = next((r for r in roots if is_within(start, (r,))), start)
-            await asyncio.to_thread(search, start, root, regex, glob, found, roots,
-                                    ctx.cancelled.is_set)  # fmt: skip
+            await asyncio.to_thread(
+                search, start, root, regex, glob, found, roots, ctx.cancelled.is_set
+            )
         if ctx.cancelled.is_set():
             message = "Search was cancelled."
-            return ToolOutcome(llm_text=message, display=message, error=message,
-                               error_type="cancelled")  # fmt: skip
+            return ToolOutcome(
+                llm_text=message, display=message, error=message, error_type="cancelled"
+            )
         return render(pattern, where, glob, found)

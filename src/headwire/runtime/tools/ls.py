@@ -49,25 +49,38 @@ class ListDirectoryTool:
     )
     parameters: dict[str, Any] = {  # noqa: RUF012
         "properties": {
-            "path": {"description": "The absolute path to the directory to list (must be absolute, not relative)",
-                     "type": "string"},
-            "ignore": {"description": "List of glob patterns to ignore", "items": {"type": "string"},
-                       "type": "array"},
+            "path": {
+                "description": (
+                    "The absolute path to the directory to list (must be absolute, not relative)"
+                ),
+                "type": "string",
+            },
+            "ignore": {
+                "description": "List of glob patterns to ignore",
+                "items": {"type": "string"},
+                "type": "array",
+            },
             "file_filtering_options": {
-                "description": ("Optional: whether to respect ignore patterns from .gitignore, "
-                                ".qwenignore and configured custom Qwen ignore files"),
+                "description": (
+                    "Optional: whether to respect ignore patterns from .gitignore, "
+                    ".qwenignore and configured custom Qwen ignore files"
+                ),
                 "type": "object",
                 "properties": {
-                    "respect_git_ignore": {"description": "Optional: respect .gitignore patterns (default true).",
-                                           "type": "boolean"},
-                    "respect_qwen_ignore": {"description": "Optional: respect .qwenignore patterns (default true).",
-                                            "type": "boolean"},
+                    "respect_git_ignore": {
+                        "description": "Optional: respect .gitignore patterns (default true).",
+                        "type": "boolean",
+                    },
+                    "respect_qwen_ignore": {
+                        "description": "Optional: respect .qwenignore patterns (default true).",
+                        "type": "boolean",
+                    },
                 },
             },
         },
         "required": ["path"],
         "type": "object",
-    }  # fmt: skip
+    }
     kind: ToolKind = "search"
 
     def validate(self, args: dict[str, Any]) -> str | None:
@@ -102,11 +115,17 @@ def _error(llm: str, short: str, kind: str) -> ToolOutcome:
 
 def _list(raw: str, path: Path, root: Path, args: dict[str, Any]) -> ToolOutcome:
     if not path.exists():
-        return _error(f"Error listing directory: ENOENT: no such file or directory, stat '{raw}'",
-                      "Failed to list directory.", "ls_execution_error")  # fmt: skip
+        return _error(
+            f"Error listing directory: ENOENT: no such file or directory, stat '{raw}'",
+            "Failed to list directory.",
+            "ls_execution_error",
+        )
     if not path.is_dir():
-        return _error(f"Error: Path is not a directory: {raw}", "Path is not a directory.",
-                      "path_is_not_a_directory")  # fmt: skip
+        return _error(
+            f"Error: Path is not a directory: {raw}",
+            "Path is not a directory.",
+            "path_is_not_a_directory",
+        )
     try:
         # Listed through a descriptor opened without following symlinks, so a directory
         # swapped for a link out of the workspace after the check is refused, not listed.
@@ -116,13 +135,22 @@ def _list(raw: str, path: Path, root: Path, args: dict[str, Any]) -> ToolOutcome
         finally:
             os.close(fd)
     except OSError as exc:
-        return _error(f"Error listing directory: {exc.strerror}", "Failed to list directory.",
-                      "ls_execution_error")  # fmt: skip
+        return _error(
+            f"Error listing directory: {exc.strerror}",
+            "Failed to list directory.",
+            "ls_execution_error",
+        )
     if not names:
         return ToolOutcome(llm_text=f"Directory {raw} is empty.", display="Directory is empty.")
     options = args.get("file_filtering_options") or {}
-    git_chain = rule_chain(path, root, (".gitignore",)) if options.get("respect_git_ignore", True) else None
-    qwen_chain = rule_chain(path, root, (".qwenignore",)) if options.get("respect_qwen_ignore", True) else None
+    git_chain = (
+        rule_chain(path, root, (".gitignore",)) if options.get("respect_git_ignore", True) else None
+    )
+    qwen_chain = (
+        rule_chain(path, root, (".qwenignore",))
+        if options.get("respect_qwen_ignore", True)
+        else None
+    )
     patterns = [name_pattern(p) for p in args.get("ignore") or []]
     entries: list[tuple[bool, str]] = []
     git_ignored = qwen_ignored = 0
@@ -143,18 +171,23 @@ def _list(raw: str, path: Path, root: Path, args: dict[str, Any]) -> ToolOutcome
     return _render(raw, entries, git_ignored, qwen_ignored)
 
 
-def _render(raw: str, entries: list[tuple[bool, str]], git_ignored: int,
-            qwen_ignored: int) -> ToolOutcome:  # fmt: skip
+def _render(
+    raw: str, entries: list[tuple[bool, str]], git_ignored: int, qwen_ignored: int
+) -> ToolOutcome:
     total = len(entries)
     truncated = total > MAX_ENTRY_COUNT
-    listing = "\n".join(("[DIR] " if is_dir else "") + name
-                        for is_dir, name in entries[:MAX_ENTRY_COUNT])  # fmt: skip
+    listing = "\n".join(
+        ("[DIR] " if is_dir else "") + name for is_dir, name in entries[:MAX_ENTRY_COUNT]
+    )
     text = f"Listed {total} item(s) in {raw}:\n---\n{listing}"
     if truncated:
         omitted = total - MAX_ENTRY_COUNT
         text += f"\n---\n[{omitted} {'item' if omitted == 1 else 'items'} truncated] ..."
-    ignored = [f"{count} {label}" for count, label in
-               ((git_ignored, "git-ignored"), (qwen_ignored, "qwen-ignored")) if count]  # fmt: skip
+    ignored = [
+        f"{count} {label}"
+        for count, label in ((git_ignored, "git-ignored"), (qwen_ignored, "qwen-ignored"))
+        if count
+    ]
     if ignored:
         text += f"\n\n({', '.join(ignored)})"
     display = f"Listed {total} item(s)"

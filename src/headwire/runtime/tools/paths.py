@@ -117,15 +117,25 @@ def display_path(path: str | Path, ctx: ToolContext) -> str:
 
 def denied_outcome(exc: PathDenied) -> ToolOutcome:
     """The outcome for a path that left the workspace."""
-    return ToolOutcome(llm_text=exc.message, display=f"Error: {exc.message}", error=exc.message,
-                       error_type=exc.error_type)  # fmt: skip
+    return ToolOutcome(
+        llm_text=exc.message,
+        display=f"Error: {exc.message}",
+        error=exc.message,
+        error_type=exc.error_type,
+    )
 
 
-def failure(llm_text: str, display: str | None, error: str, kind: str,
-            error_type: str = FAILED) -> ToolOutcome:  # fmt: skip
+def failure(
+    llm_text: str, display: str | None, error: str, kind: str, error_type: str = FAILED
+) -> ToolOutcome:
     """A failed outcome; ``kind`` keeps upstream's finer error type in ``extra``."""
-    return ToolOutcome(llm_text=llm_text, display=display, error=error, error_type=error_type,
-                       extra={"upstream_error_type": kind})  # fmt: skip
+    return ToolOutcome(
+        llm_text=llm_text,
+        display=display,
+        error=error,
+        error_type=error_type,
+        extra={"upstream_error_type": kind},
+    )
 
 
 def approval_needed(kind: ToolKind, mode: ApprovalMode) -> bool:

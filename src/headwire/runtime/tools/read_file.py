@@ -159,18 +159,24 @@ class ReadFileTool:
     parameters: dict[str, Any] = {  # noqa: RUF012
         "properties": {
             "file_path": {
-                "description": ("The absolute path to the file to read (e.g. "
-                                "'/home/user/project/file.txt'). Relative paths are not supported."),
+                "description": (
+                    "The absolute path to the file to read (e.g. "
+                    "'/home/user/project/file.txt'). Relative paths are not supported."
+                ),
                 "type": "string",
             },
             "offset": {
-                "description": ("Optional: the 0-based line number to start reading from "
-                                "(text files). Use with 'limit' to page through large files."),
+                "description": (
+                    "Optional: the 0-based line number to start reading from "
+                    "(text files). Use with 'limit' to page through large files."
+                ),
                 "type": ["integer", "null"],
             },
             "limit": {
-                "description": ("Optional: the maximum number of lines to read (text files). "
-                                "Omit to read the whole file, up to a default limit."),
+                "description": (
+                    "Optional: the maximum number of lines to read (text files). "
+                    "Omit to read the whole file, up to a default limit."
+                ),
                 "type": ["integer", "null"],
             },
             "pages": {
@@ -180,14 +186,20 @@ class ReadFileTool:
         },
         "required": ["file_path"],
         "type": "object",
-    }  # fmt: skip
+    }
     kind: ToolKind = "read"
 
     def validate(self, args: dict[str, Any]) -> str | None:
         """Schema check plus upstream's path, offset and limit rules."""
-        problem = check_file_path_args(self.parameters, args, empty="The 'file_path' parameter must be non-empty.",
-                                       relative=("File path must be absolute, but was relative: {path}. "
-                    "You must provide an absolute path."))  # fmt: skip
+        problem = check_file_path_args(
+            self.parameters,
+            args,
+            empty="The 'file_path' parameter must be non-empty.",
+            relative=(
+                "File path must be absolute, but was relative: {path}. "
+                "You must provide an absolute path."
+            ),
+        )
         if problem:
             return problem
         offset, limit = args.get("offset"), args.get("limit")
@@ -212,34 +224,55 @@ class ReadFileTool:
         limit = args.get("limit") or DEFAULT_LINE_LIMIT
         return await asyncio.to_thread(self._read, raw, path, offset, limit, ctx)
 
-    def _read(self, raw: str, path: Path, offset: int, limit: int,
-              ctx: ToolContext) -> ToolOutcome:  # fmt: skip
+    def _read(self, raw: str, path: Path, offset: int, limit: int, ctx: ToolContext) -> ToolOutcome:
         rel = display_path(raw, ctx)
         try:
             stats = path.stat()
         except FileNotFoundError:
-            return failure("Could not read file because no file was found at the specified path.",
-                           "File not found.", f"File not found: {raw}", "file_not_found")  # fmt: skip
+            return failure(
+                "Could not read file because no file was found at the specified path.",
+                "File not found.",
+                f"File not found: {raw}",
+                "file_not_found",
+            )
         except OSError as exc:
-            return failure(f"Error reading file: {exc.strerror}", "Error reading file",
-                           f"Error reading file {raw}: {exc.strerror}", "read_content_failure")  # fmt: skip
+            return failure(
+                f"Error reading file: {exc.strerror}",
+                "Error reading file",
+                f"Error reading file {raw}: {exc.strerror}",
+                "read_content_failure",
+            )
         if path.is_dir():
-            return failure("Could not read file because the provided path is a directory, not a file.",
-                           "Path is a directory.", f"Path is a directory, not a file: {raw}",
-                           "target_is_directory")  # fmt: skip
+            return failure(
+                "Could not read file because the provided path is a directory, not a file.",
+                "Path is a directory.",
+                f"Path is a directory, not a file: {raw}",
+                "target_is_directory",
+            )
         if not path.is_file():
-            return failure(f"Cannot read file: {path.name} is not a regular file (e.g. device, socket, or pipe).",
-                           "Not a regular file.", f"Not a regular file: {raw}", "read_content_failure")  # fmt: skip
+            return failure(
+                f"Cannot read file: {path.name} is not a regular file "
+                "(e.g. device, socket, or pipe).",
+                "Not a regular file.",
+                f"Not a regular file: {raw}",
+                "read_content_failure",
+            )
         try:
             with os.fdopen(open_confined(path, os.O_RDONLY), "rb") as handle:
                 sample = handle.read(SNIFF_BYTES)
             if looks_binary(sample):
-                return ToolOutcome(llm_text=f"Cannot display content of binary file: {rel}",
-                                   display=f"Skipped binary file: {rel}")  # fmt: skip
+                return ToolOutcome(
+                    llm_text=f"Cannot display content of binary file: {rel}",
+                    display=f"Skipped binary file: {rel}",
+                )
             window = read_window(path, offset, limit, stats.st_size)
         except OSError as exc:
-            return failure(f"Error reading file: {exc.strerror}", "Error reading file",
-                           f"Error reading file {raw}: {exc.strerror}", "read_content_failure")  # fmt: skip
+            return failure(
+                f"Error reading file: {exc.strerror}",
+                "Error reading file",
+                f"Error reading file {raw}: {exc.strerror}",
+                "read_content_failure",
+            )
         return _outcome(window, offset, rel)
 
 
@@ -255,6 +288,11 @@ def _outcome(window: Window, offset: int, rel: str) -> ToolOutcome:
     if not truncated:
         return ToolOutcome(llm_text=text, display=None)
     llm = f"Showing lines {offset + 1}-{end} of {label} total lines.\n\n---\n\n{text}"
-    display = f"Read lines {offset + 1}-{end} of {label} from {rel}" + (" (truncated)" if cut else "")
-    return ToolOutcome(llm_text=llm, display=display,
-                       extra={"lines_shown": [offset + 1, end], "total_lines": window.total})  # fmt: skip
+    display = f"Read lines {offset + 1}-{end} of {label} from {rel}" + (
+        " (truncated)" if cut else ""
+    )
+    return ToolOutcome(
+        llm_text=llm,
+        display=display,
+        extra={"lines_shown": [offset + 1, end], "total_lines": window.total},
+    )

@@ -30,29 +30,68 @@ from headwire.runtime.tools.read_file import ReadFileTool
 from headwire.runtime.tools.shell import ShellTool
 from headwire.runtime.tools.write_file import WriteFileTool
 
-CORE_TOOLS = frozenset({
-    "read_file", "zoom_image", "write_file", "edit", "notebook_edit", "glob", "grep_search",
-    "run_shell_command", "list_directory", "read_mcp_resource", "web_fetch", "web_search",
-    "todo_write", "save_memory", "lsp", "cron_create", "cron_list", "cron_delete",
-    "loop_wakeup", "create_sub_session", "monitor",
-})  # fmt: skip
+CORE_TOOLS = frozenset(
+    {
+        "read_file",
+        "zoom_image",
+        "write_file",
+        "edit",
+        "notebook_edit",
+        "glob",
+        "grep_search",
+        "run_shell_command",
+        "list_directory",
+        "read_mcp_resource",
+        "web_fetch",
+        "web_search",
+        "todo_write",
+        "save_memory",
+        "lsp",
+        "cron_create",
+        "cron_list",
+        "cron_delete",
+        "loop_wakeup",
+        "create_sub_session",
+        "monitor",
+    }
+)
 FAMILIES: dict[str, frozenset[str]] = {
     "read_file": frozenset({"read_file", "zoom_image", "grep_search", "glob", "list_directory"}),
     "edit": frozenset({"edit", "write_file", "notebook_edit"}),
     "run_shell_command": frozenset({"run_shell_command", "monitor"}),
 }
 _DISPLAY_NAMES = {
-    "run_shell_command": "Shell", "read_file": "ReadFile", "write_file": "WriteFile",
-    "edit": "Edit", "grep_search": "Grep", "glob": "Glob", "list_directory": "ListFiles",
-    "notebook_edit": "NotebookEdit", "zoom_image": "ZoomImage", "web_fetch": "WebFetch",
-    "web_search": "WebSearch", "todo_write": "TodoList", "save_memory": "SaveMemory",
-    "agent": "Agent", "skill": "Skill", "monitor": "Monitor", "read_mcp_resource": "ReadMcpResource",
-}  # fmt: skip
+    "run_shell_command": "Shell",
+    "read_file": "ReadFile",
+    "write_file": "WriteFile",
+    "edit": "Edit",
+    "grep_search": "Grep",
+    "glob": "Glob",
+    "list_directory": "ListFiles",
+    "notebook_edit": "NotebookEdit",
+    "zoom_image": "ZoomImage",
+    "web_fetch": "WebFetch",
+    "web_search": "WebSearch",
+    "todo_write": "TodoList",
+    "save_memory": "SaveMemory",
+    "agent": "Agent",
+    "skill": "Skill",
+    "monitor": "Monitor",
+    "read_mcp_resource": "ReadMcpResource",
+}
 _EXTRA_ALIASES = {
-    "Bash": "run_shell_command", "Read": "read_file", "Write": "write_file", "replace": "edit",
-    "search_file_content": "grep_search", "SearchFiles": "grep_search", "FindFiles": "glob",
-    "ReadFolder": "list_directory", "TodoWrite": "todo_write", "task": "agent", "Task": "agent",
-}  # fmt: skip
+    "Bash": "run_shell_command",
+    "Read": "read_file",
+    "Write": "write_file",
+    "replace": "edit",
+    "search_file_content": "grep_search",
+    "SearchFiles": "grep_search",
+    "FindFiles": "glob",
+    "ReadFolder": "list_directory",
+    "TodoWrite": "todo_write",
+    "task": "agent",
+    "Task": "agent",
+}
 
 
 def _alias_table() -> dict[str, str]:
@@ -101,16 +140,28 @@ def rule_matches(rule: str, name: str) -> bool:
 
 def builtin_tools() -> list[Tool]:
     """Fresh instances of the seven built-in tools."""
-    return [ReadFileTool(), WriteFileTool(), ShellTool(), GrepTool(), GlobTool(), EditTool(),
-            ListDirectoryTool()]  # fmt: skip
+    return [
+        ReadFileTool(),
+        WriteFileTool(),
+        ShellTool(),
+        GrepTool(),
+        GlobTool(),
+        EditTool(),
+        ListDirectoryTool(),
+    ]
 
 
 def _entries(values: Iterable[str] | None) -> list[str]:
     return [value for value in (values or []) if value and value.strip()]
 
 
-def select_tools(tools: Sequence[Tool], core: Iterable[str] | None = None,
-                 exclude: Iterable[str] | None = None, *, ls_enabled: bool = False) -> list[Tool]:  # fmt: skip
+def select_tools(
+    tools: Sequence[Tool],
+    core: Iterable[str] | None = None,
+    exclude: Iterable[str] | None = None,
+    *,
+    ls_enabled: bool = False,
+) -> list[Tool]:
     """The tools left after ``--core-tools`` (allowlist) and ``--exclude-tools`` (denylist)."""
     allow = {parse_rule(entry)[0] for entry in _entries(core)}
     deny = [name for name, specifier in map(parse_rule, _entries(exclude)) if specifier is None]

@@ -61,10 +61,28 @@ _ANSI = re.compile(
     r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)"  # OSC
     r"|\x1b[@-Z\\-_]"  # two-byte escapes
 )
-_READ_ONLY_COMMANDS = frozenset({
-    "basename", "cat", "dirname", "du", "echo", "grep", "head", "id", "ls", "pwd", "realpath",
-    "stat", "tail", "true", "uname", "wc", "which", "whoami",
-})  # fmt: skip
+_READ_ONLY_COMMANDS = frozenset(
+    {
+        "basename",
+        "cat",
+        "dirname",
+        "du",
+        "echo",
+        "grep",
+        "head",
+        "id",
+        "ls",
+        "pwd",
+        "realpath",
+        "stat",
+        "tail",
+        "true",
+        "uname",
+        "wc",
+        "which",
+        "whoami",
+    }
+)
 _SHELL_SYNTAX = re.compile(r"[;&|<>`$(){}\n\r\\]")
 _EXIT_ONE_OK = frozenset({"grep", "rg", "diff", "test", "[", "[["})
 
@@ -148,7 +166,9 @@ def unsaved_envelope(content: str, reason: str, budget: int = PREVIEW_CHARS) -> 
     )
 
 
-async def save_artifact(ctx: ToolContext, tool_name: str, data: bytes) -> tuple[Path | None, str | None]:
+async def save_artifact(
+    ctx: ToolContext, tool_name: str, data: bytes
+) -> tuple[Path | None, str | None]:
     """Save ``data`` as an artifact off the event loop: ``(path, None)``, or ``(None, reason)``
     when the store cannot write it (a stderr note is printed; the tool result goes on)."""
     try:
@@ -282,15 +302,21 @@ def _child_env() -> dict[str, str]:
     return env
 
 
-async def run_process(command: str, cwd: Path, timeout_s: float | None,
-                      cancelled: asyncio.Event, kill_grace_s: float) -> RunResult:  # fmt: skip
+async def run_process(
+    command: str, cwd: Path, timeout_s: float | None, cancelled: asyncio.Event, kill_grace_s: float
+) -> RunResult:
     """Run ``command``; stop it (whole process group) on timeout or cancellation."""
     loop = asyncio.get_running_loop()
     try:
         proc = subprocess.Popen(
-            [*_shell(), command], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, cwd=cwd, env=_child_env(), start_new_session=True,
-        )  # fmt: skip
+            [*_shell(), command],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            cwd=cwd,
+            env=_child_env(),
+            start_new_session=True,
+        )
     except OSError as exc:
         return RunResult(b"", 0, 1, "exit", spawn_error=str(exc))
     assert proc.stdout is not None
@@ -300,8 +326,9 @@ async def run_process(command: str, cwd: Path, timeout_s: float | None,
     cancel_task = asyncio.ensure_future(_wait_cancelled(cancelled))
     reason: Reason = "exit"
     try:
-        done, _ = await asyncio.wait({exit_task, cancel_task}, timeout=timeout_s,
-                                     return_when=asyncio.FIRST_COMPLETED)  # fmt: skip
+        done, _ = await asyncio.wait(
+            {exit_task, cancel_task}, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED
+        )
         if exit_task not in done:
             reason = "cancelled" if cancelled.is_set() else "timeout"
             _signal_group(proc.pid, signal.SIGTERM)
@@ -344,8 +371,10 @@ def output_text(result: RunResult) -> tuple[str, ...]:
     if result.total_bytes <= len(result.data):
         return (text,) if text else ()
     kept = _format_size(len(result.data))
-    notice = (f"[Output exceeded the maximum captured size of {kept}; captured the first "
-              f"{kept} of {_format_size(result.total_bytes)} and discarded the rest.]")  # fmt: skip
+    notice = (
+        f"[Output exceeded the maximum captured size of {kept}; captured the first "
+        f"{kept} of {_format_size(result.total_bytes)} and discarded the rest.]"
+    )
     return (text, "\n\n", notice) if text else (notice,)
 
 
@@ -389,32 +418,47 @@ class Texts:
     failed: bool = False
 
 
-def _texts(args: dict[str, Any], result: RunResult, output: tuple[str, ...],
-           timeout_ms: int) -> Texts:  # fmt: skip
+def _texts(
+    args: dict[str, Any], result: RunResult, output: tuple[str, ...], timeout_ms: int
+) -> Texts:
     """Upstream's texts for a finished run, before any truncation."""
     command: str = args["command"]
     if result.reason == "timeout":
         summary = f"Command timed out after {timeout_ms}ms before it could complete."
         if output:
-            return Texts((summary, " Below is the output before it timed out:\n", *output),
-                         (summary, "\n", *output), summary, "timeout")  # fmt: skip
+            return Texts(
+                (summary, " Below is the output before it timed out:\n", *output),
+                (summary, "\n", *output),
+                summary,
+                "timeout",
+            )
         detail = f"{summary} There was no output before it timed out."
         return Texts((detail,), (detail,), summary, "timeout")
     if result.reason == "cancelled":
         message = "Command was cancelled by user before it could complete."
         if output:
-            return Texts((message, " Below is the output before it was cancelled:\n", *output),
-                         output, message, "cancelled")  # fmt: skip
-        return Texts((f"{message} There was no output before it was cancelled.",),
-                     ("Command cancelled by user.",), message, "cancelled")  # fmt: skip
+            return Texts(
+                (message, " Below is the output before it was cancelled:\n", *output),
+                output,
+                message,
+                "cancelled",
+            )
+        return Texts(
+            (f"{message} There was no output before it was cancelled.",),
+            ("Command cancelled by user.",),
+            message,
+            "cancelled",
+        )
     code = result.returncode
     signum = -code if code is not None and code < 0 else None
     exit_code = None if signum is not None else code
     head = f"Command: {command}\nDirectory: {args.get('directory') or '(root)'}\nOutput: "
-    tail = (f"\nError: {result.spawn_error or '(none)'}"
-            f"\nExit Code: {exit_code if exit_code is not None else '(none)'}"
-            f"\nSignal: {signum if signum is not None else '(none)'}"
-            "\nProcess Group PGID: (none)")  # fmt: skip
+    tail = (
+        f"\nError: {result.spawn_error or '(none)'}"
+        f"\nExit Code: {exit_code if exit_code is not None else '(none)'}"
+        f"\nSignal: {signum if signum is not None else '(none)'}"
+        "\nProcess Group PGID: (none)"
+    )
     display: tuple[str, ...]
     if output:
         display = output
@@ -427,8 +471,9 @@ def _texts(args: dict[str, Any], result: RunResult, output: tuple[str, ...],
     else:
         display = ()
     failed = bool(result.spawn_error) or signum is not None or is_exit_error(command, exit_code)
-    return Texts((head, *(output or ("(empty)",)), tail), display, None,
-                 FAILED if failed else None, failed)  # fmt: skip
+    return Texts(
+        (head, *(output or ("(empty)",)), tail), display, None, FAILED if failed else None, failed
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -453,8 +498,10 @@ class ShellTool:
     parameters: dict[str, Any] = {  # noqa: RUF012
         "type": "object",
         "properties": {
-            "command": {"type": "string",
-                        "description": "Exact bash command to execute as `bash -c <command>`"},
+            "command": {
+                "type": "string",
+                "description": "Exact bash command to execute as `bash -c <command>`",
+            },
             "is_background": {
                 "type": "boolean",
                 "description": (
@@ -462,8 +509,12 @@ class ShellTool:
                     "long-running processes such as dev servers, watchers or daemons."
                 ),
             },
-            "timeout": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_MS,
-                        "description": f"Optional timeout in milliseconds (max {MAX_TIMEOUT_MS})"},
+            "timeout": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": MAX_TIMEOUT_MS,
+                "description": f"Optional timeout in milliseconds (max {MAX_TIMEOUT_MS})",
+            },
             "description": {
                 "type": "string",
                 "description": "Brief description of the command for the user (one sentence).",
@@ -478,7 +529,7 @@ class ShellTool:
             },
         },
         "required": ["command"],
-    }  # fmt: skip
+    }
     kind: ToolKind = "execute"
     kill_grace_s: float = 2.0
 
@@ -491,9 +542,15 @@ class ShellTool:
         if not command.strip():
             return "Command cannot be empty."
         stripped = command.rstrip()
-        if args.get("is_background") and stripped.endswith("&") and not stripped.endswith(("&&", "\\&")):
-            return ('Background shell commands must not end with a bare "&". Remove the trailing '
-                    '"&" and rely on is_background: true instead.')  # fmt: skip
+        if (
+            args.get("is_background")
+            and stripped.endswith("&")
+            and not stripped.endswith(("&&", "\\&"))
+        ):
+            return (
+                'Background shell commands must not end with a bare "&". Remove the trailing '
+                '"&" and rely on is_background: true instead.'
+            )
         directory = args.get("directory")
         if directory and not os.path.isabs(directory):
             return "Directory must be an absolute path."
@@ -510,35 +567,52 @@ class ShellTool:
         directory = args.get("directory")
         if not directory:
             return ctx.cwd
-        message = (f"Directory '{directory}' is not within any of the registered workspace "
-                   "directories.")  # fmt: skip
+        message = (
+            f"Directory '{directory}' is not within any of the registered workspace directories."
+        )
         try:
             resolved = resolve_in_workspace(directory, ctx)
         except PathDenied:
-            return ToolOutcome(llm_text=message, display=f"Error: {message}", error=message,
-                               error_type="execution_denied")  # fmt: skip
+            return ToolOutcome(
+                llm_text=message,
+                display=f"Error: {message}",
+                error=message,
+                error_type="execution_denied",
+            )
         if not resolved.is_dir():
             message = f"Directory does not exist: {directory}"
-            return ToolOutcome(llm_text=message, display=f"Error: {message}", error=message,
-                               error_type="invalid_tool_params")  # fmt: skip
+            return ToolOutcome(
+                llm_text=message,
+                display=f"Error: {message}",
+                error=message,
+                error_type="invalid_tool_params",
+            )
         return resolved
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutcome:
         """Run the command in the foreground (or start it in the background)."""
         if ctx.cancelled.is_set():
             message = "Command was cancelled by user before it could start."
-            return ToolOutcome(llm_text=message, display="Command cancelled by user.",
-                               error=message, error_type="cancelled")  # fmt: skip
+            return ToolOutcome(
+                llm_text=message,
+                display="Command cancelled by user.",
+                error=message,
+                error_type="cancelled",
+            )
         cwd = self._cwd(args, ctx)
         if isinstance(cwd, ToolOutcome):
             return cwd
         if args.get("is_background"):
             return await self._background(args["command"], cwd, ctx)
         timeout_ms = self._timeout_ms(args, ctx)
-        result = await run_process(args["command"], cwd, timeout_ms / 1000, ctx.cancelled,
-                                   self.kill_grace_s)  # fmt: skip
-        output = (await asyncio.to_thread(output_text, result) if len(result.data) > 1 << 20
-                  else output_text(result))  # fmt: skip
+        result = await run_process(
+            args["command"], cwd, timeout_ms / 1000, ctx.cancelled, self.kill_grace_s
+        )
+        output = (
+            await asyncio.to_thread(output_text, result)
+            if len(result.data) > 1 << 20
+            else output_text(result)
+        )
         texts = _texts(args, result, output, timeout_ms)
         del output
         artifact: Path | None = None
@@ -549,16 +623,28 @@ class ShellTool:
         llm = "".join(texts.llm)
         display_parts = texts.display
         if artifact is not None or unsaved is not None:
-            llm = (truncated_envelope(llm, artifact) if artifact is not None
-                   else unsaved_envelope(llm, str(unsaved)))  # fmt: skip
-            footer = (SAVED_FOOTER + str(artifact) if artifact is not None
-                      else UNSAVED_FOOTER + str(unsaved))  # fmt: skip
+            llm = (
+                truncated_envelope(llm, artifact)
+                if artifact is not None
+                else unsaved_envelope(llm, str(unsaved))
+            )
+            footer = (
+                SAVED_FOOTER + str(artifact)
+                if artifact is not None
+                else UNSAVED_FOOTER + str(unsaved)
+            )
             display_parts = (*display_parts, "\n", footer) if any(display_parts) else (footer,)
         # Upstream reports a failed command with its (possibly truncated) model text.
         error = llm if texts.failed else texts.error
         extra = {"exit_code": result.returncode, "output_bytes": result.total_bytes}
-        return ToolOutcome(llm_text=llm, display="".join(display_parts) or None, error=error,
-                           error_type=texts.error_type, artifact=artifact, extra=extra)  # fmt: skip
+        return ToolOutcome(
+            llm_text=llm,
+            display="".join(display_parts) or None,
+            error=error,
+            error_type=texts.error_type,
+            artifact=artifact,
+            extra=extra,
+        )
 
     @staticmethod
     def _timeout_ms(args: dict[str, Any], ctx: ToolContext) -> int:
@@ -574,21 +660,31 @@ class ShellTool:
         fd = os.open(path, os.O_WRONLY | os.O_APPEND)
         try:
             proc = subprocess.Popen(
-                [*_shell(), command], stdin=subprocess.DEVNULL, stdout=fd,
-                stderr=subprocess.STDOUT, cwd=cwd, env=_child_env(), start_new_session=True,
-            )  # fmt: skip
+                [*_shell(), command],
+                stdin=subprocess.DEVNULL,
+                stdout=fd,
+                stderr=subprocess.STDOUT,
+                cwd=cwd,
+                env=_child_env(),
+                start_new_session=True,
+            )
         except OSError as exc:
             message = f"Command failed: {exc}"
-            return ToolOutcome(llm_text=message, display=message, error=message,
-                               error_type=FAILED)  # fmt: skip
+            return ToolOutcome(llm_text=message, display=message, error=message, error_type=FAILED)
         finally:
             os.close(fd)
         _reap_later(proc)
         shell_id = f"bg_{secrets.token_hex(4)}"
-        llm = (f"Background shell started.\nid: {shell_id}\npid: {proc.pid}\n"
-               f"output file: {path}\nRead the output file directly to view the captured "
-               f"output. The command leads process group {proc.pid}; stop it with "
-               f"`kill -- -{proc.pid}`.")  # fmt: skip
+        llm = (
+            f"Background shell started.\nid: {shell_id}\npid: {proc.pid}\n"
+            f"output file: {path}\nRead the output file directly to view the captured "
+            f"output. The command leads process group {proc.pid}; stop it with "
+            f"`kill -- -{proc.pid}`."
+        )
         display = f"Background shell {shell_id} started (pid {proc.pid})."
-        return ToolOutcome(llm_text=llm, display=display, artifact=path,
-                           extra={"pid": proc.pid, "background_id": shell_id})  # fmt: skip
+        return ToolOutcome(
+            llm_text=llm,
+            display=display,
+            artifact=path,
+            extra={"pid": proc.pid, "background_id": shell_id},
+        )

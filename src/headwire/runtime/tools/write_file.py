@@ -36,11 +36,17 @@ def unified_diff(name: str, old: str, new: str, old_label: str, new_label: str) 
     """A unified diff in jsdiff's ``createPatch`` layout (``Index:`` header, 3 context lines)."""
     if len(old) > DIFF_MAX_CHARS or len(new) > DIFF_MAX_CHARS:
         return f"Index: {name}\n(diff omitted: file too large)\n"
-    body = difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
-                                fromfile=name, tofile=name, fromfiledate=old_label,
-                                tofiledate=new_label)  # fmt: skip
-    lines = [line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
-             for line in body]  # fmt: skip
+    body = difflib.unified_diff(
+        old.splitlines(keepends=True),
+        new.splitlines(keepends=True),
+        fromfile=name,
+        tofile=name,
+        fromfiledate=old_label,
+        tofiledate=new_label,
+    )
+    lines = [
+        line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in body
+    ]
     if not lines:
         lines = [f"--- {name}\t{old_label}\n", f"+++ {name}\t{new_label}\n"]
     return f"Index: {name}\n{'=' * 67}\n" + "".join(lines)
@@ -63,9 +69,15 @@ def write_error(raw: str, exc: OSError) -> ToolOutcome:
     elif exc.errno == errno.EISDIR:
         message, kind = f"Target is a directory, not a file: {raw} ({code})", "target_is_directory"
     elif exc.errno == errno.ELOOP:
-        message, kind = f"Refusing to write through a symbolic link: {raw} ({code})", "file_write_failure"
+        message, kind = (
+            f"Refusing to write through a symbolic link: {raw} ({code})",
+            "file_write_failure",
+        )
     else:
-        message, kind = f"Error writing to file '{raw}': {exc.strerror} ({code})", "file_write_failure"
+        message, kind = (
+            f"Error writing to file '{raw}': {exc.strerror} ({code})",
+            "file_write_failure",
+        )
     return failure(message, message, message, kind)
 
 
@@ -94,26 +106,34 @@ class WriteFileTool:
     parameters: dict[str, Any] = {  # noqa: RUF012
         "properties": {
             "file_path": {
-                "description": ("The absolute path to the file to write to (e.g. "
-                                "'/home/user/project/file.txt'). Relative paths are not supported."),
+                "description": (
+                    "The absolute path to the file to write to (e.g. "
+                    "'/home/user/project/file.txt'). Relative paths are not supported."
+                ),
                 "type": "string",
             },
             "content": {"description": "The content to write to the file.", "type": "string"},
             "record_as_artifact": {
-                "description": ("Set false for intermediate files that should not be recorded "
-                                "as session artifacts."),
+                "description": (
+                    "Set false for intermediate files that should not be recorded "
+                    "as session artifacts."
+                ),
                 "type": "boolean",
             },
         },
         "required": ["file_path", "content"],
         "type": "object",
-    }  # fmt: skip
+    }
     kind: ToolKind = "edit"
 
     def validate(self, args: dict[str, Any]) -> str | None:
         """Schema check plus upstream's path rules."""
-        problem = check_file_path_args(self.parameters, args, empty='Missing or empty "file_path"',
-                                       relative="File path must be absolute: {path}")  # fmt: skip
+        problem = check_file_path_args(
+            self.parameters,
+            args,
+            empty='Missing or empty "file_path"',
+            relative="File path must be absolute: {path}",
+        )
         if problem:
             return problem
         file_path = args["file_path"]
