@@ -27,7 +27,7 @@ array; a line failing that is parsed and reported if it is not JSON).  ``validat
 every line instead, which is two to three times slower on typical streams.  Longer lines are
 always parsed.
 
-Invariants (hypothesis properties in ``tests/test_bound.py``):
+Invariants (hypothesis properties in ``tests/unit/bound/test_bound.py``):
 
 * the output has as many lines as the input, in the same order, with the same terminators;
 * a line that :func:`bound_line` leaves alone comes out byte-identical;

@@ -31,8 +31,8 @@ from headwire.runtime.models.openai import (
     resolve_openai_config,
 )
 from tests.fakes.fake_openai import FakeOpenAI, Script, ScriptError, build_events
+from tests.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 KEY = "sk-test-SECRET-0123456789"
 TOOLS = [{"type": "function", "function": {"name": "read_file", "parameters": {"type": "object"}}}]
 

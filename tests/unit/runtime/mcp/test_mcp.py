@@ -34,8 +34,9 @@ from headwire.runtime.mcp.results import render
 from headwire.runtime.mcp.tool import McpTool, mcp_tool_name, provider_safe_name, stable_name_hash
 from headwire.runtime.permissions import verdict
 from headwire.runtime.tools.base import ToolContext, ToolOutcome
+from tests.paths import FAKES
 
-SERVER = Path(__file__).resolve().parent / "fakes" / "mcp_server.py"
+SERVER = FAKES / "mcp_server.py"
 
 
 def stdio(*mode: str, **extra: Any) -> dict[str, Any]:

@@ -17,7 +17,6 @@ import json
 import sys
 from collections.abc import Callable
 from functools import cache
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -32,8 +31,8 @@ from headwire.projection import (
     project_tool_result_content,
 )
 from headwire.wire import encode, encode_str, payload_bytes
+from tests.paths import VECTORS
 
-VECTORS = Path(__file__).resolve().parent / "vectors"
 SHOWN = 25
 
 

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from headwire.wire import encode
-from tests.test_conformance import acp_problems, fmt, report, run_string_check
+from tests.unit.projection.test_conformance import acp_problems, fmt, report, run_string_check
 
 SEED = int(os.environ.get("HEADWIRE_LIVE_SEED") or random.SystemRandom().randrange(2**32))
 PATHS = fmt.oracle_paths()

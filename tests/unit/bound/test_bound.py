@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ast
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -34,11 +33,12 @@ from headwire.projection import (
 )
 from headwire.projection.acp import allocate_payload_budgets
 from headwire.wire import encode
+from tests.paths import PACKAGE
 from tests.strategies import adversarial_text, json_values
 
 BUDGET = TOOL_RESULT_JSON_BYTE_BUDGET
 MARKER = HEADLESS_TRUNCATION_MARKER
-BOUND_PY = Path(__file__).resolve().parent.parent / "src" / "headwire" / "bound.py"
+BOUND_PY = PACKAGE / "bound.py"
 
 
 def tool_result(content: Any, *, key: str = "content") -> dict[str, Any]:

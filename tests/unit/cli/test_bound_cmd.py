@@ -20,9 +20,9 @@ from headwire.projection import (
     project_tool_result_content,
 )
 from headwire.wire import encode
+from tests.paths import DATA, SRC
 
-SRC = Path(__file__).resolve().parent.parent / "src"
-SAMPLES = Path(__file__).resolve().parent / "data" / "upstream"
+SAMPLES = DATA / "upstream"
 BUDGET = TOOL_RESULT_JSON_BYTE_BUDGET
 MIB = 1 << 20
 
