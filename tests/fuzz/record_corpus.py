@@ -3,8 +3,9 @@
 Run it over the tests whose inputs make good seeds, then commit what changed::
 
     PYTHONPATH=src:. python -m pytest -p tests.fuzz.record_corpus -q -p no:cacheprovider \\
-        tests/unit/acp/test_jsonrpc.py tests/unit/acp/test_server.py tests/unit/bound/test_bound.py \\
-        tests/unit/cli/test_bound_cmd.py tests/unit/runtime/mcp/test_mcp.py tests/e2e/test_session.py \\
+        tests/unit/acp/test_jsonrpc.py tests/unit/acp/test_server.py \\
+        tests/unit/bound/test_bound.py tests/unit/cli/test_bound_cmd.py \\
+        tests/unit/runtime/mcp/test_mcp.py tests/e2e/test_session.py \\
         tests/e2e/test_acp_stdio.py tests/e2e/test_headless_modes.py \\
         tests/e2e/test_subagent_e2e.py tests/e2e/test_sdk_headwire.py
     PYTHONPATH=src:. python -m tests.fuzz.record_corpus --upstream ../shared/upstream-samples

@@ -24,6 +24,7 @@ from typing import Any
 
 import orjson
 
+from headwire.errors import RemoteProtocolError
 from headwire.wire import encode
 
 __all__ = [
@@ -100,7 +101,7 @@ class BadMessage:
     data: Any = None
 
 
-class RpcError(Exception):
+class RpcError(RemoteProtocolError):
     """Raised by a request handler; becomes the ``error`` object of the response."""
 
     def __init__(self, code: int, message: str, data: Any = None) -> None:

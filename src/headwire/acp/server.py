@@ -76,6 +76,7 @@ from headwire.acp.updates import (
     tool_locations,
     tool_title,
 )
+from headwire.errors import ExitCode
 from headwire.io.signals import run_cancellable
 from headwire.io.stdio import WireWriter, warn
 from headwire.projection import ACP_TRUNCATION_MARKER, project_acp_tool_call_update
@@ -569,7 +570,7 @@ def run_acp(
             _agent, close = build(probe_args, Path.cwd(), _ignore)
         except Exception as exc:
             warn(f"headwire: {exc}")
-            return 2
+            return ExitCode.USAGE
         await close()
         return await AcpServer(args, build, writer, connect_mcp).run(sys.stdin.buffer)
 
@@ -577,4 +578,4 @@ def run_acp(
         return run_cancellable(main())
     except KeyboardInterrupt:
         warn("headwire: interrupted")
-        return 130
+        return ExitCode.INTERRUPTED

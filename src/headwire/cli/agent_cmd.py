@@ -19,8 +19,9 @@ from typing import Any
 
 from headwire import __version__
 from headwire.cli.dual import DualOutput, open_dual_output
+from headwire.errors import ExitCode, UsageError
 from headwire.io.dual_output import DualOutputError
-from headwire.io.signals import EXIT_SIGTERM, run_cancellable
+from headwire.io.signals import run_cancellable
 from headwire.io.stdio import WireWriter, warn
 from headwire.protocol.messages import JsonDict
 from headwire.runtime.agent import Agent, AgentConfig
@@ -37,16 +38,6 @@ from headwire.runtime.recording import (
 from headwire.runtime.storage import ArtifactStore, data_dir
 from headwire.runtime.tools.base import ApprovalMode, Tool
 from headwire.transports import HeadlessTransport, make_transport
-
-EXIT_ERROR = 1
-EXIT_USAGE = 2
-EXIT_TURN_LIMIT = 53
-EXIT_INTERRUPTED = 130
-EXIT_TERMINATED = EXIT_SIGTERM
-
-
-class UsageError(Exception):
-    """Bad flags or input: reported on stderr with exit code 2."""
 
 
 def _split_list(values: list[str] | None) -> list[str]:
@@ -399,8 +390,8 @@ async def _run(
             await dual.close()
         await close()
     if not result["is_error"]:
-        return 0
-    return EXIT_TURN_LIMIT if result["subtype"] == "error_max_turns" else EXIT_ERROR
+        return ExitCode.OK
+    return ExitCode.TURN_LIMIT if result["subtype"] == "error_max_turns" else ExitCode.ERROR
 
 
 async def connect_acp_mcp(
@@ -455,7 +446,7 @@ def run_agent(argv: list[str]) -> int:
         return run_cancellable(_run(args, prompt, writer, transport))
     except UsageError as exc:
         warn(f"headwire: {exc}")
-        return EXIT_USAGE
+        return ExitCode.USAGE
     except KeyboardInterrupt:
         warn("headwire: interrupted")
-        return EXIT_INTERRUPTED
+        return ExitCode.INTERRUPTED

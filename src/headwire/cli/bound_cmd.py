@@ -14,26 +14,15 @@ import sys
 from typing import BinaryIO, TextIO, cast
 
 from headwire.bound import BoundFilter, Format
+from headwire.errors import ExitCode
 
 __all__ = [
-    "EXIT_BROKEN_PIPE",
-    "EXIT_INTERRUPTED",
-    "EXIT_IO_ERROR",
-    "EXIT_OK",
-    "EXIT_USAGE",
     "READ_SIZE",
     "run_bound",
 ]
 
 READ_SIZE = 1 << 20
 """Bytes asked of stdin per read (a pipe may give fewer)."""
-
-EXIT_OK = 0
-EXIT_IO_ERROR = 1
-EXIT_USAGE = 2
-EXIT_INTERRUPTED = 130
-EXIT_BROKEN_PIPE = 141
-"""128 + SIGPIPE: the reader of stdout went away, so the rest of the stream was not written."""
 
 _PROG = "headwire bound"
 
@@ -137,19 +126,19 @@ def _silence_stdout() -> None:
 
 def run_bound(args: list[str]) -> int:
     """Run ``headwire bound ARGS`` on the process's stdin/stdout; return the exit code."""
-    options = _parser().parse_args(args)  # exits with EXIT_USAGE on a usage error
+    options = _parser().parse_args(args)  # exits with ExitCode.USAGE on a usage error
     flt = BoundFilter(Format(options.format), validate=options.validate, measure=options.stats)
     err = sys.stderr
     try:
         _pump(sys.stdin.buffer, _buffered_stdout(), err, flt)
     except BrokenPipeError:
         _silence_stdout()
-        return EXIT_BROKEN_PIPE
+        return ExitCode.BROKEN_PIPE
     except KeyboardInterrupt:
-        return EXIT_INTERRUPTED
+        return ExitCode.INTERRUPTED
     except OSError as exc:
         err.write(f"{_PROG}: {exc.strerror or exc}\n")
-        return EXIT_IO_ERROR
+        return ExitCode.ERROR
     if options.stats:
         err.write(f"{_PROG}: {flt.stats.summary()}\n")
-    return EXIT_OK
+    return ExitCode.OK

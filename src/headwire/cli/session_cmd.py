@@ -43,7 +43,8 @@ from typing import Any, cast
 
 import orjson
 
-from headwire.cli.agent_cmd import CLAUDE_MODES, UsageError, build_agent_with_mcp
+from headwire.cli.agent_cmd import CLAUDE_MODES, build_agent_with_mcp
+from headwire.errors import ExitCode, ProtocolError, UsageError
 from headwire.io.signals import run_cancellable
 from headwire.io.stdio import WireWriter, warn
 from headwire.protocol import messages as m
@@ -70,7 +71,7 @@ PERMISSION_MODES: dict[str, ApprovalMode] = {
 """``set_permission_mode`` values: Qwen Code's approval modes and Claude Code's names."""
 
 
-class RequestAborted(Exception):
+class RequestAborted(ProtocolError):
     """A CLI -> client request ended without an answer (input closed, cancelled by the client)."""
 
 
@@ -651,10 +652,10 @@ def run_session(args: argparse.Namespace) -> int:
         return run_cancellable(main())
     except UsageError as exc:
         warn(f"headwire: {exc}")
-        return 2
+        return ExitCode.USAGE
     except KeyboardInterrupt:
         warn(f"headwire: interrupted after {time.monotonic() - started:.1f} s")
-        return 130
+        return ExitCode.INTERRUPTED
 
 
 __all__ = ["PERMISSION_TIMEOUT_S", "RequestAborted", "Session", "run_session"]

@@ -23,6 +23,7 @@ import time
 import uuid
 from collections.abc import Callable
 
+from headwire.errors import ConfigError
 from headwire.protocol import messages as m
 from headwire.transports import StreamJsonTransport
 
@@ -41,7 +42,7 @@ SUPPORTED_EVENTS = [
 ]
 
 
-class DualOutputError(Exception):
+class DualOutputError(ConfigError):
     """The side channel cannot be opened; the message says why (exit code 2)."""
 
 

@@ -4,8 +4,8 @@
 cancels the main task, so every ``finally`` on the way out runs (the running turn emits its
 error ``result`` and records it, a shell tool's process group is killed, MCP servers are shut
 down, the recorder is closed), and the run then returns ``128 + signal number``: ``130``
-(:data:`EXIT_SIGINT`) or ``143`` (:data:`EXIT_SIGTERM`), as a shell reports a process killed
-by that signal.  Further signals during that cleanup are noted and ignored; the cleanup is
+(``ExitCode.INTERRUPTED``) or ``143`` (``ExitCode.TERMINATED``), as a shell reports a process
+killed by that signal.  Further signals during that cleanup are noted and ignored; the cleanup is
 bounded by its own timeouts.
 
 A signal the parent set to be ignored (``SIG_IGN``, e.g. a ``nohup`` or a background job of
@@ -20,9 +20,6 @@ from collections.abc import Coroutine
 from typing import Any
 
 from headwire.io.stdio import warn
-
-EXIT_SIGINT = 128 + signal.SIGINT
-EXIT_SIGTERM = 128 + signal.SIGTERM
 
 
 def _wanted() -> list[signal.Signals]:
@@ -79,4 +76,4 @@ def run_cancellable(main: Coroutine[Any, Any, int]) -> int:
     return asyncio.run(guarded())
 
 
-__all__ = ["EXIT_SIGINT", "EXIT_SIGTERM", "run_cancellable"]
+__all__ = ["run_cancellable"]

@@ -17,6 +17,7 @@ from collections.abc import Callable
 
 import orjson
 
+from headwire.errors import HeadwireError
 from headwire.wire.encode import encode_str
 
 __all__ = [
@@ -44,7 +45,7 @@ def _payload(s: str) -> int:
     return len(encode_str(s)) - JSON_STRING_DELIMITER_BYTES
 
 
-class _Surrogates(Exception):
+class _Surrogates(HeadwireError):
     """A probed slice holds surrogate code points: the window must be normalized first."""
 
 

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from headwire.emitter import EXECUTION_DENIED, ToolResponse, ToolResultEmitter
+from headwire.errors import RunLimitError
 from headwire.io.stdio import warn
 from headwire.protocol import messages as m
 from headwire.runtime.models.base import (
@@ -76,7 +77,7 @@ class AgentObserver:
         """The call finished (or was denied or failed); ``outcome`` is unprojected."""
 
 
-class TurnLimitExceeded(Exception):
+class TurnLimitExceeded(RunLimitError):
     """``--max-session-turns`` was reached."""
 
 

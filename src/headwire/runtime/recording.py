@@ -24,6 +24,7 @@ from typing import IO, Any
 
 import orjson
 
+from headwire.errors import StorageError
 from headwire.runtime.storage import chats_dir, private_dir
 from headwire.wire import encode
 
@@ -35,7 +36,7 @@ RECORDING_FAILURE_MESSAGE = (
 """Upstream's ``session_recording_degraded`` message (``chat-recording-failure.ts``)."""
 
 
-class RecordingError(Exception):
+class RecordingError(StorageError):
     """A recording could not be read (missing, unreadable)."""
 
 

@@ -32,6 +32,7 @@ from typing import Any
 
 import orjson
 
+from headwire.errors import SDKError
 from headwire.sdk.messages import (
     ControlCancelRequest,
     ControlRequest,
@@ -51,10 +52,6 @@ from headwire.sdk.transport import (
     headwire_env,
     resolve_command,
 )
-
-
-class SDKError(Exception):
-    """Base class of the client's errors."""
 
 
 class ProcessError(SDKError):

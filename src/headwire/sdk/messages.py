@@ -16,10 +16,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from headwire.errors import RemoteProtocolError
+
 JsonDict = dict[str, Any]
 
 
-class MessageParseError(ValueError):
+class MessageParseError(RemoteProtocolError, ValueError):
     """A line decoded to something that is not a message object."""
 
 

@@ -19,6 +19,8 @@ from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 
+from headwire.errors import SDKError
+
 READ_CHUNK = 4 << 20
 """Bytes per read of stdout (also the pipe buffer limit: not a line limit)."""
 
@@ -26,7 +28,7 @@ STDERR_TAIL_BYTES = 64 << 10
 """stderr kept for error messages (the last this many bytes)."""
 
 
-class TransportError(Exception):
+class TransportError(SDKError):
     """The CLI process could not be started or written to."""
 
 

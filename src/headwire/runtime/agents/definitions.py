@@ -19,6 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from headwire.errors import ConfigError
+
 GENERAL_PURPOSE_PROMPT = (
     "You are a general-purpose subagent of headwire. Carry out the task you are given with the "
     "tools you have, then reply with a concise report of what you found or did."
@@ -45,7 +47,7 @@ BUILTIN_AGENTS = (
 )
 
 
-class AgentFileError(ValueError):
+class AgentFileError(ConfigError):
     """An agent file is malformed; the message names the file."""
 
 

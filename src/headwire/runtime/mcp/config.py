@@ -37,6 +37,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from headwire.errors import ConfigError
+
 TransportKind = Literal["stdio", "http", "sse"]
 DEFAULT_TIMEOUT_MS = 600_000
 """Upstream's per-call default (10 minutes)."""
@@ -54,7 +56,7 @@ _TYPES: dict[str, TransportKind] = {
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 
 
-class McpConfigError(ValueError):
+class McpConfigError(ConfigError):
     """An MCP configuration that cannot be used; the message names the source and server."""
 
 
@@ -92,7 +94,7 @@ def expand_vars(text: str, env: Mapping[str, str]) -> str:
     return _VAR.sub(sub, text) if "$" in text else text
 
 
-class _Problem(Exception):
+class _Problem(ConfigError):
     """One validation failure inside an entry (turned into a McpConfigError with context)."""
 
 

@@ -20,6 +20,7 @@ import re
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from headwire.errors import ToolError
 from headwire.runtime.mcp.config import DEFAULT_TIMEOUT_MS
 from headwire.runtime.mcp.results import error_display, error_text, render
 from headwire.runtime.tools.base import ApprovalMode, ToolContext, ToolKind, ToolOutcome
@@ -38,7 +39,7 @@ _LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
 Progress = Callable[[dict[str, Any]], None]
 
 
-class McpCallError(Exception):
+class McpCallError(ToolError):
     """A call that produced no result: ``reason`` completes "MCP tool 'x' on server 'y'
     failed: ..."; ``error_type`` is the outcome's error type."""
 

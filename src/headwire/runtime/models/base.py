@@ -11,6 +11,8 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from headwire.errors import ModelServerError
+
 
 @dataclass(frozen=True, slots=True)
 class Usage:
@@ -73,7 +75,7 @@ class ModelRequest:
     tools: list[dict[str, Any]]
 
 
-class ModelError(Exception):
+class ModelError(ModelServerError):
     """A model call failed; ``message`` is what the user sees on stderr or in an error result."""
 
     def __init__(self, message: str, *, status: int | None = None, retryable: bool = False) -> None:

@@ -43,6 +43,7 @@ import httpx
 import orjson
 
 from headwire import __version__
+from headwire.errors import ConfigError, ModelServerError
 from headwire.runtime.environment import register_secret
 from headwire.runtime.models.base import (
     Finished,
@@ -62,7 +63,7 @@ _SNIPPET_CHARS = 200
 _LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
 
 
-class OpenAIConfigError(ValueError):
+class OpenAIConfigError(ConfigError):
     """The OpenAI provider settings are incomplete or invalid; ``str()`` is the user message."""
 
 
@@ -97,7 +98,7 @@ def resolve_openai_config(
     return base_url, pick(api_key_flag, "OPENAI_API_KEY"), model
 
 
-class _Transient(Exception):
+class _Transient(ModelServerError):
     """Internal: a failure worth retrying if nothing was yielded yet."""
 
     def __init__(self, error: ModelError, retry_after_s: float | None = None) -> None:

@@ -21,6 +21,7 @@ from typing import Any
 
 import orjson
 
+from headwire.errors import ConfigError
 from headwire.runtime.models.base import (
     Finished,
     ModelError,
@@ -37,7 +38,7 @@ TEXT_CHUNK = 80
 """Characters per streamed text delta."""
 
 
-class ScriptError(ValueError):
+class ScriptError(ConfigError):
     """The script file is not a list of turn objects; the message names the line."""
 
 

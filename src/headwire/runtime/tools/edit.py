@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from headwire.errors import ToolError
 from headwire.runtime.tools.base import ApprovalMode, ToolContext, ToolKind, ToolOutcome
 from headwire.runtime.tools.paths import (
     PathDenied,
@@ -43,7 +44,7 @@ class _Original:
     crlf: bool = False
 
 
-class EditRefusal(Exception):
+class EditRefusal(ToolError):
     """Why an edit cannot be applied: upstream's raw and display messages and type."""
 
     def __init__(self, raw: str, short: str, kind: str) -> None:

@@ -17,6 +17,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from headwire.errors import ToolError
 from headwire.runtime.tools.base import ApprovalMode, ToolContext, ToolKind, ToolOutcome
 
 DENIED = "execution_denied"
@@ -24,7 +25,7 @@ INVALID = "invalid_tool_params"
 FAILED = "execution_failed"
 
 
-class PathDenied(Exception):
+class PathDenied(ToolError):
     """A path argument resolved outside the workspace."""
 
     def __init__(self, message: str, error_type: str = DENIED) -> None:
