@@ -35,7 +35,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from headwire.cli.agent_cmd import apply_compat, build_agent, build_parser  # noqa: E402
+from headwire.cli.agent_cmd import build_agent  # noqa: E402
+from headwire.cli.flags import apply_compat, build_parser  # noqa: E402
 from headwire.cli.session_cmd import Session  # noqa: E402
 from headwire.io.stdio import WireWriter  # noqa: E402
 from headwire.protocol.messages import JsonDict  # noqa: E402

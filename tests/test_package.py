@@ -43,10 +43,10 @@ def test_cli_reference_is_generated_from_the_parsers() -> None:
 
 
 def test_cli_reference_covers_every_flag() -> None:
-    from headwire.cli import agent_cmd, bound_cmd
+    from headwire.cli import bound_cmd, flags
 
     text = render()
-    for parser in (agent_cmd.build_parser(), bound_cmd._parser()):
+    for parser in (flags.build_parser(), bound_cmd._parser()):
         for action in parser._actions:
             for flag in action.option_strings:
                 if flag not in ("-h", "--help"):

@@ -47,7 +47,8 @@ import orjson
 
 from headwire.acp import jsonrpc as rpc
 from headwire.acp.server import AcpServer
-from headwire.cli.agent_cmd import apply_compat, build_agent, build_parser
+from headwire.cli.agent_cmd import build_agent
+from headwire.cli.flags import apply_compat, build_parser
 from headwire.cli.session_cmd import Session
 from headwire.io.stdio import WireWriter
 from headwire.projection import (

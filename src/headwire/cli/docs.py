@@ -14,7 +14,7 @@ import inspect
 import sys
 from types import ModuleType
 
-from headwire.cli import agent_cmd, bound_cmd
+from headwire.cli import bound_cmd, flags
 
 GENERATOR = "python -m headwire.cli.docs > docs/cli.md"
 
@@ -120,7 +120,7 @@ def render() -> str:
         "`headwire bound --help` print the same in the terminal.",
         "",
     ]
-    lines += _section(agent_cmd.build_parser(), agent_cmd)
+    lines += _section(flags.build_parser(), flags)
     lines += _section(bound_cmd._parser(), bound_cmd)
     return "\n".join(lines).rstrip("\n") + "\n"
 

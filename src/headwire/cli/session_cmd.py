@@ -43,7 +43,8 @@ from typing import Any, cast
 
 import orjson
 
-from headwire.cli.agent_cmd import CLAUDE_MODES, build_agent_with_mcp
+from headwire.cli.agent_cmd import build_agent_with_mcp
+from headwire.cli.flags import CLAUDE_MODES
 from headwire.errors import ExitCode, ProtocolError, UsageError
 from headwire.io.signals import run_cancellable
 from headwire.io.stdio import WireWriter, warn

@@ -287,7 +287,8 @@ class _Harness:
     """A real server and agent (scripted model) in process; the test plays the client."""
 
     def __init__(self, tmp_path: Path, turns: list[dict[str, Any]]) -> None:
-        from headwire.cli.agent_cmd import build_agent, build_parser
+        from headwire.cli.agent_cmd import build_agent
+        from headwire.cli.flags import build_parser
 
         script = tmp_path / "script.jsonl"
         script.write_text("".join(json.dumps(t) + "\n" for t in turns))
