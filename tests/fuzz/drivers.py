@@ -13,12 +13,12 @@ on a finding.  The invariants (from the modules' docstrings):
   traceback reaches stderr;
 * ACP (:class:`headwire.acp.server.AcpServer`): every request gets exactly one response with
   its id, every unusable line one error response; the only error codes are -32700, -32600,
-  -32601 and -32602; no traceback;
+  -32601, -32602 and -32002 (a request before initialize); no traceback;
 * every tool result on either wire is the projection of the tool's text: at most 65,536 JSON
   bytes, the whole text when it fits, else a head prefix, the marker once and a tail suffix,
   and projecting it again changes nothing.
 
-The drivers build the agent with :func:`headwire.cli.agent_cmd.build_agent` (the CLI's own
+The drivers build the agent with :mod:`headwire.cli.build` (the CLI's own
 flags, a private ``HEADWIRE_HOME``), and either keep the scripted model (``scripted:done``)
 or, in *tool mode*, swap in :class:`FuzzModel`, which calls :class:`FuzzTool` once per prompt;
 the tool's outputs are the generated texts, and its permission requests are answered with
@@ -45,12 +45,11 @@ from typing import Any, BinaryIO, cast
 
 import orjson
 
-from headwire.acp import jsonrpc as rpc
 from headwire.acp.server import AcpServer
-from headwire.cli.agent_cmd import build_agent
+from headwire.cli.build import open_acp_runtime
 from headwire.cli.flags import apply_compat, build_parser
 from headwire.cli.session_cmd import Session
-from headwire.io.stdio import WireWriter
+from headwire.io.writer import WireWriter
 from headwire.projection import (
     ACP_TRUNCATION_MARKER,
     HEADLESS_TRUNCATION_MARKER,
@@ -59,7 +58,7 @@ from headwire.projection import (
     project_json_string,
     project_tool_result_content,
 )
-from headwire.protocol.messages import JsonDict
+from headwire.protocol import jsonrpc as rpc
 from headwire.runtime.agent import Agent
 from headwire.runtime.models.base import (
     Finished,
@@ -71,11 +70,12 @@ from headwire.runtime.models.base import (
 )
 from headwire.runtime.tools.base import ApprovalMode, Tool, ToolContext, ToolOutcome
 from headwire.wire import encode
+from headwire.wire import loads as wire_loads
 
 BUDGET = TOOL_RESULT_JSON_BYTE_BUDGET
 TIMEOUT_S = 60.0
 """Longest one driven input may take before it counts as a hang."""
-DOCUMENTED_ACP_ERRORS = frozenset({-32700, -32600, -32601, -32602})
+DOCUMENTED_ACP_ERRORS = frozenset({-32700, -32600, -32601, -32602, -32002})
 SESSION_ARGV = (
     "--input-format",
     "stream-json",
@@ -241,11 +241,9 @@ def _reject_constant(name: str) -> Any:
 
 
 def parse_json(line: bytes) -> Any:
-    """Parse one output line as JSON (orjson, or the standard library for lone surrogates)."""
-    try:
-        return orjson.loads(line)
-    except orjson.JSONDecodeError:
-        return json.loads(line.decode("utf-8"), parse_constant=_reject_constant)
+    """Parse one line as JSON the way the wires read it (:func:`headwire.wire.loads`: orjson,
+    or the standard library for lone surrogate escapes)."""
+    return wire_loads(line)
 
 
 def output_frames(stdout: bytes) -> list[Any]:
@@ -410,9 +408,9 @@ def expect_session(lines: Sequence[bytes]) -> SessionExpect:
     for n, raw in enumerate(lines, 1):
         if not raw.strip():
             continue
-        try:
-            message = orjson.loads(raw)
-        except orjson.JSONDecodeError:
+        try:  # JSON as JSON.parse reads it: lone surrogate escapes included
+            message = parse_json(raw)
+        except (ValueError, RecursionError):
             bad(n)
             continue
         if not isinstance(message, dict):
@@ -490,8 +488,7 @@ def run_session_stdin(data: bytes, argv: Sequence[str] = SESSION_ARGV) -> Captur
     fuzz_home = home()
 
     async def main() -> int:
-        agent, close = build_agent(args, fuzz_home.project, _not_wired)
-        session = Session(args, agent, WireWriter(cast(BinaryIO, out)))
+        session = await Session.open(args, WireWriter(cast(BinaryIO, out)), fuzz_home.project)
         read_fd, write_fd = os.pipe()
         feeder = threading.Thread(target=_feed, args=(write_fd, data), daemon=True)
         feeder.start()
@@ -502,15 +499,11 @@ def run_session_stdin(data: bytes, argv: Sequence[str] = SESSION_ARGV) -> Captur
         finally:
             feeder.join(TIMEOUT_S)
             os.close(read_fd)
-            await close()
+            await session.aclose()
 
     with fuzz_home.active(), contextlib.redirect_stderr(err), production_recursion_limit():
         rc = asyncio.run(main())
     return Captured(bytes(out.buffer), err.getvalue(), rc)
-
-
-def _not_wired(message: JsonDict) -> None:
-    raise RuntimeError("emit before the session was wired")
 
 
 def run_session_driven(
@@ -553,9 +546,8 @@ def run_session_driven(
     out = _Capture(on_frame)
 
     async def main() -> int:
-        agent, close = build_agent(args, fuzz_home.project, _not_wired)
-        _tool_mode(agent, plan)
-        session = Session(args, agent, WireWriter(cast(BinaryIO, out)))
+        session = await Session.open(args, WireWriter(cast(BinaryIO, out)), fuzz_home.project)
+        _tool_mode(session.runtime.agent, plan)
         session.permission_timeout_s = 0.05
         holder.append(session)
         worker = asyncio.create_task(session.run_turns())
@@ -568,14 +560,14 @@ def run_session_driven(
                 while not _session_idle(session, waiting[0]):
                     await asyncio.sleep(0.001)
                 session.input_closed = True
-                session._fail_pending("got no answer: input closed")
+                session.perform(session.control.end_of_input())
                 session.turns.put_nowait(None)
                 await worker
         except TimeoutError:
             raise Hang(f"session did not finish in {TIMEOUT_S} s") from None
         finally:
             worker.cancel()
-            await close()
+            await session.aclose()
         return 0
 
     with fuzz_home.active(), contextlib.redirect_stderr(err), production_recursion_limit():
@@ -588,7 +580,7 @@ def _session_idle(session: Session, waiting: int) -> bool:
     that will not come (end of input denies it)."""
     if waiting:
         return False
-    if any(not future.done() for future in session.pending.values()):
+    if any(not future.done() for future in session.waiting.values()):
         return True
     return session.turns.empty() and session.current is None
 
@@ -823,10 +815,10 @@ def run_acp_driven(
 
     out = _Capture(on_frame)
 
-    def build(ns: argparse.Namespace, cwd: Path, emit: Any) -> Any:
-        agent, close = build_agent(ns, cwd, emit)
-        _tool_mode(agent, plan)
-        return agent, close
+    async def build(ns: argparse.Namespace, cwd: Path, session_id: str, **kw: Any) -> Any:
+        runtime = await open_acp_runtime(ns, cwd, session_id, **kw)
+        _tool_mode(runtime.agent, plan)
+        return runtime
 
     async def main() -> int:
         server = AcpServer(args, build, WireWriter(cast(BinaryIO, out)))
@@ -854,7 +846,7 @@ def _acp_idle(server: AcpServer, waiting: int) -> bool:
     """Every request answered, or waiting only for a permission answer that will not come."""
     if waiting:
         return False
-    if any(not future.done() for future in server._pending.values()):
+    if any(not future.done() for future in server._waiting.values()):
         return True
     return not server._tasks
 

@@ -11,7 +11,7 @@ Run it over the tests whose inputs make good seeds, then commit what changed::
     PYTHONPATH=src:. python -m tests.fuzz.record_corpus --upstream ../shared/upstream-samples
 
 It wraps the readers the fuzz suite targets (the stream-JSON session's and the ACP server's
-``handle_line``, :func:`headwire.acp.jsonrpc.parse_message`, ``headwire bound``'s filter, the
+``handle_line``, :func:`headwire.protocol.jsonrpc.parse_message`, ``headwire bound``'s filter, the
 script, agent-file and MCP config parsers, the projections) and the inputs the end-to-end tests
 send to the CLI (``subprocess.run`` stdin, :mod:`headwire.sdk` writes, ``--script`` and
 ``--mcp-config`` values).  Each distinct input becomes one file
@@ -127,11 +127,11 @@ def _read(path: str) -> bytes:
 def install() -> None:
     """Patch the readers and the process launchers (idempotent per process)."""
     from headwire import bound
-    from headwire.acp import jsonrpc
     from headwire.acp.server import AcpServer
     from headwire.cli.session_cmd import Session
     from headwire.projection import acp as acp_projection
     from headwire.projection import headless
+    from headwire.protocol import jsonrpc
     from headwire.runtime.agents import definitions
     from headwire.runtime.mcp import config
     from headwire.runtime.models import scripted

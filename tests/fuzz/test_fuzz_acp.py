@@ -19,7 +19,7 @@ from typing import Any
 
 from hypothesis import given
 
-from headwire.acp import jsonrpc as rpc
+from headwire.protocol import jsonrpc as rpc
 from headwire.wire import encode
 from tests.fuzz.common import (
     Chooser,

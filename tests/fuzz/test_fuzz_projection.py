@@ -5,7 +5,7 @@
   fits the budget, a fitting text comes back whole, a cut one is a head prefix, the marker once
   and a tail suffix, and projecting again changes nothing
   (:func:`tests.fuzz.drivers.check_projected`);
-* the headless emitter (:class:`headwire.emitter.ToolResultEmitter`): the ``tool_result``
+* the headless boundary (:func:`headwire.boundary.headless_tool_result`): the ``tool_result``
   block it builds from any tool response carries exactly that projection;
 * :func:`~headwire.projection.project_acp_tool_call_update` on mutated and generated updates:
   never mutates its input, returns the same object when nothing changes, bounds ``content`` and
@@ -23,7 +23,8 @@ import orjson
 from hypothesis import given
 from hypothesis import strategies as st
 
-from headwire.emitter import ToolResponse, ToolResultEmitter
+from headwire.boundary import headless_tool_result
+from headwire.events import ToolResponse
 from headwire.projection import (
     ACP_TRUNCATION_MARKER,
     HEADLESS_TRUNCATION_MARKER,
@@ -96,7 +97,7 @@ def tool_response(c: Chooser) -> ToolResponse:
 @given(from_chooser(tool_response))
 def test_the_emitter_bounds_every_tool_result(response: ToolResponse) -> None:
     """Every headless ``tool_result`` block carries the projection of the selected text."""
-    message = ToolResultEmitter("s", lambda: "u").tool_result(response)
+    message = headless_tool_result(response, uuid="u", session_id="s", parent_tool_use_id=None)
     (block,) = message["message"]["content"]
     content = block.get("content")
     candidates = [

@@ -19,7 +19,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from headwire.cli.session_cmd import _prompt_text
+from headwire.protocol.session_control import prompt_text as _prompt_text
 from tests.fuzz.common import (
     Chooser,
     big_text,

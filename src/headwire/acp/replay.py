@@ -7,12 +7,13 @@ turned into the updates a live client saw, in order:
 * ``assistant`` -> ``agent_thought_chunk`` (reasoning), ``agent_message_chunk`` (text), and one
   ``tool_call`` (``pending``) per tool call it made;
 * ``tool_result`` -> ``tool_call_update`` (``completed`` or ``failed``) with the model text (or
-  the error) as ``content`` and the full recorded display as ``rawOutput``, unprojected;
+  the error) as ``content`` and the full recorded display as ``rawOutput``, through the same
+  ACP boundary as a live result (:func:`headwire.boundary.acp_tool_result_update`);
 * ``result`` and unknown records -> nothing.
 
 A call whose result never got recorded (a crash) is closed as ``failed`` at the end.  The only
 state kept across records is the set of calls still waiting for their result, so memory does
-not grow with the length of the session.  Projection is the writer's job, not this module's.
+not grow with the length of the session.
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ from typing import Any
 
 import orjson
 
-from headwire.acp.updates import message_chunk, tool_call_result, tool_call_start
+from headwire.acp.updates import message_chunk, tool_call_result, tool_call_start, tool_meta
+from headwire.boundary import acp_tool_result_update
+from headwire.events import ToolResponse
 from headwire.runtime.recording import read_records
 from headwire.runtime.tools.base import Tool
 
@@ -118,20 +121,20 @@ class Replayer:
         opened = self._open.pop(call_id, None)
         name = record.get("name")
         name = name if isinstance(name, str) else (opened or "unknown_tool")
-        failed = bool(record.get("is_error"))
         error = record.get("error")
-        text = (
-            error if failed and isinstance(error, str) and error else _text(message.get("content"))
-        )
+        failed = bool(record.get("is_error"))
+        told = _text(message.get("content"))
         display = record.get("display")
-        yield tool_call_result(
-            call_id,
-            name,
-            self.tools.get(name),
-            failed=failed,
-            text=text,
+        response = ToolResponse(
+            call_id=call_id,
+            name=name,
+            args={},
+            output=None if failed else told,
+            part_error=told if failed and told else None,
+            error=(error if isinstance(error, str) else "") if failed else None,
             display=display if isinstance(display, str) else None,
         )
+        yield acp_tool_result_update(response, tool_meta(name, self.tools.get(name)))
 
     def finish(self) -> Iterator[dict[str, Any]]:
         """Close the calls that never got a recorded result (``failed``)."""

@@ -1,7 +1,9 @@
 """``headwire --acp``: an Agent Client Protocol agent over stdio (JSON-RPC 2.0, protocol 1).
 
 stdin carries the client's messages and stdout only protocol frames, one JSON object per line
-(:mod:`headwire.acp.jsonrpc`); diagnostics go to stderr.  The client calls:
+(:mod:`headwire.protocol.jsonrpc`); diagnostics go to stderr.  The connection's protocol state
+(lifecycle, ids in flight) is the sans-IO :class:`~headwire.protocol.acp_peer.AcpPeer`; this
+module performs what it decides.  After ``initialize`` the client calls:
 
 * ``initialize`` -> capabilities (``loadSession``, text and embedded-context prompts, MCP over
   stdio and HTTP), ``agentInfo``, no ``authMethods``;
@@ -22,15 +24,16 @@ The agent asks the client with ``session/request_permission`` before a tool that
 (options allow always / allow once / reject); a rejection or a ``cancelled`` outcome denies the
 call and ends the turn after it, as upstream does.
 
-Every ``session/update`` goes through :meth:`AcpServer.send_update`, which applies
-:func:`~headwire.projection.project_acp_tool_call_update` immediately before encoding (it
-changes only ``tool_call_update`` text fields, exempts A2UI tools, and returns everything else
-as is), live and in replay alike.  The recording stays unprojected.
+Every tool result reaches the client through the ACP boundary
+(:func:`headwire.boundary.acp_tool_result_update`, which applies
+:func:`~headwire.projection.project_acp_tool_call_update`: multi-block fair share, A2UI tools
+exempt), live and in replay alike; :meth:`AcpServer.send_update` only frames.  The recording
+stays unprojected.
 
 Bad input never stops the server: a line that is not JSON gets ``-32700`` (id ``null``), a
-message that is not JSON-RPC ``-32600``, an unknown method ``-32601`` (``data.method``), bad
-params or an unknown session ``-32602``; an unknown notification is ignored with a note on
-stderr.  Lines have no length limit (stdin is read in a thread).
+message that is not JSON-RPC ``-32600``, an unknown method ``-32601`` (``data.method``), a
+request before ``initialize`` ``-32002``, bad params or an unknown session ``-32602``; an
+unknown notification is ignored with a note on stderr.  Lines have no length limit.
 """
 
 from __future__ import annotations
@@ -40,18 +43,16 @@ import asyncio
 import contextlib
 import fcntl
 import io
-import os
 import reprlib
 import sys
-import threading
 import traceback
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Protocol
 from uuid import uuid4
 
 from headwire import __version__
-from headwire.acp import jsonrpc as rpc
+from headwire import events as ev
 from headwire.acp.replay import Replayer, stream_records
 from headwire.acp.session import (
     AcpSession,
@@ -76,31 +77,37 @@ from headwire.acp.updates import (
     tool_locations,
     tool_title,
 )
-from headwire.errors import ExitCode
+from headwire.errors import ExitCode, UsageError
+from headwire.io.lines import ReadError, fd_lines, stdin_fd
 from headwire.io.signals import run_cancellable
-from headwire.io.stdio import WireWriter, warn
-from headwire.projection import ACP_TRUNCATION_MARKER, project_acp_tool_call_update
-from headwire.protocol.messages import JsonDict
+from headwire.io.stdio import warn
+from headwire.io.writer import WireWriter
+from headwire.protocol import acp_peer as peer
+from headwire.protocol import jsonrpc as rpc
 from headwire.runtime.agent import Agent
 from headwire.runtime.permissions import Decision
-from headwire.runtime.recording import RecordingError, conversation_of, find_session
+from headwire.runtime.recording import Recorder, RecordingError, conversation_of, find_session
 from headwire.runtime.storage import data_dir
 from headwire.runtime.tools.base import Tool
 
-__all__ = ["AcpServer", "AcpSession", "BuildAgent", "McpConnector", "prompt_text", "run_acp"]
+__all__ = ["AcpServer", "AcpSession", "OpenRuntime", "SessionRuntime", "prompt_text", "run_acp"]
 
-BuildAgent = Callable[
-    [argparse.Namespace, Path, Callable[[JsonDict], None]],
-    tuple[Agent, Callable[[], Awaitable[None]]],
-]
-"""``build_agent(args, cwd, emit)`` of the CLI: the session's agent and its closer."""
 
-McpConnector = Callable[
-    [list[dict[str, Any]], Path],
-    Awaitable[tuple[list[Tool], list[dict[str, Any]], Callable[[], Awaitable[None]]]],
-]
-"""Connects a session's ``mcpServers`` (as the client sent them); returns their tools, their
-statuses and the closer that shuts them down with the session."""
+class SessionRuntime(Protocol):
+    """What the server needs of a session's object graph (:class:`headwire.cli.build.Runtime`)."""
+
+    agent: Agent
+    events: ev.Broadcast
+    recorder: Recorder
+
+    async def aclose(self) -> None:
+        """Take the session down (MCP servers, model, recording)."""
+        ...
+
+
+OpenRuntime = Callable[..., Awaitable[SessionRuntime]]
+"""``open(args, cwd, session_id, *, ask, acp_servers)``: builds one session's graph (the CLI's
+:func:`headwire.cli.build.build_runtime`, injected: this layer does not import the CLI)."""
 
 CANCELLED_TEXT = "Operation cancelled."
 """``content`` of a tool call that a cancellation or a stopped turn left unfinished."""
@@ -110,68 +117,21 @@ _REPLAY_YIELD_EVERY = 64
 """Replayed records between two returns to the event loop (so cancels and answers get in)."""
 _PIPE_BYTES = 1 << 20
 """Pipe capacity asked for on stdout (Linux caps it at ``/proc/sys/fs/pipe-max-size``)."""
-_EOF = object()
-
-
-def _ignore(message: JsonDict) -> None:
-    """The headless ``emit`` of an ACP session: its wire is ``session/update`` instead."""
-
-
-def _raw_lines(fd: int) -> Iterator[bytes]:
-    """The lines of ``fd`` (each with its ``\\n``; the last may lack it), read in 1 MiB chunks."""
-    pending: list[bytes] = []
-    while chunk := os.read(fd, 1 << 20):
-        start = 0
-        while (end := chunk.find(b"\n", start)) != -1:
-            pending.append(chunk[start : end + 1])
-            yield b"".join(pending)
-            pending = []
-            start = end + 1
-        if start < len(chunk):
-            pending.append(chunk[start:])
-    if pending:
-        yield b"".join(pending)
-
-
-def _read_lines(
-    stream: BinaryIO, loop: asyncio.AbstractEventLoop, queue: asyncio.Queue[object]
-) -> None:
-    """Read whole lines of any length in a thread and hand them to the event loop.
-
-    A stream with a descriptor is read raw (``os.read``): a thread blocked inside a buffered
-    reader holds its lock, and the interpreter aborts if it exits (SIGTERM, stdout closed)
-    while the client still holds stdin open.
-    """
-    try:
-        fd: int | None = stream.fileno()
-    except (AttributeError, OSError, ValueError):
-        fd = None
-    try:
-        for line in stream if fd is None else _raw_lines(fd):
-            loop.call_soon_threadsafe(queue.put_nowait, line)
-    except (OSError, ValueError) as exc:
-        loop.call_soon_threadsafe(queue.put_nowait, exc)
-    with contextlib.suppress(RuntimeError):  # the loop may be gone at interpreter exit
-        loop.call_soon_threadsafe(queue.put_nowait, _EOF)
+_SHUTDOWN_WAIT_S = 10.0
 
 
 class AcpServer:
-    """The ACP agent side: routes client messages and writes every frame."""
+    """The ACP agent side: performs what the protocol state machine decides, runs sessions."""
 
     def __init__(
-        self,
-        args: argparse.Namespace,
-        build: BuildAgent,
-        writer: WireWriter,
-        connect_mcp: McpConnector | None = None,
+        self, args: argparse.Namespace, open_runtime: OpenRuntime, writer: WireWriter
     ) -> None:
         self.args = args
-        self.build = build
+        self.open_runtime = open_runtime
         self.writer = writer
-        self.connect_mcp = connect_mcp
+        self.peer = peer.AcpPeer()
         self.sessions: dict[str, AcpSession] = {}
-        self._pending: dict[rpc.Id, asyncio.Future[rpc.Response]] = {}
-        self._next_id = 0
+        self._waiting: dict[int, asyncio.Future[rpc.Response]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._methods: dict[str, Callable[[Any], Awaitable[Any]]] = {
             "initialize": self.initialize,
@@ -188,33 +148,73 @@ class AcpServer:
         self.writer.write(rpc.frame(message))
 
     def send_update(self, session_id: str, update: dict[str, Any]) -> None:
-        """Write one ``session/update``, projected immediately before it is encoded."""
-        try:
-            update = project_acp_tool_call_update(update)
-        except Exception as exc:  # keep the frame bounded and the turn alive, whatever happens
-            warn(
-                f"headwire: acp: projection failed ({type(exc).__name__}: {exc}); "
-                "sending the marker instead"
-            )
-            update = {k: v for k, v in update.items() if k != "rawOutput"}
-            update["content"] = [
-                {"type": "content", "content": {"type": "text", "text": ACP_TRUNCATION_MARKER}}
-            ]
+        """Write one ``session/update`` (tool results arrive here already projected)."""
         self.send(rpc.notification("session/update", {"sessionId": session_id, "update": update}))
+
+    # -- input --------------------------------------------------------------------------------
+
+    def handle_line(self, line: bytes) -> None:
+        """Route one input line: requests run as tasks; notifications and answers at once."""
+        self.perform(self.peer.receive_line(line))
+
+    def perform(self, actions: Sequence[peer.Action]) -> None:
+        """Carry out what the protocol state machine decided."""
+        for action in actions:
+            if isinstance(action, peer.SendFrame):
+                self.send(action.message)
+            elif isinstance(action, peer.Warn):
+                warn(f"headwire: acp: {action.text}")
+            elif isinstance(action, peer.Dispatch):
+                task = asyncio.create_task(self._answer(action.request))
+                self._tasks.add(task)
+                task.add_done_callback(self._tasks.discard)
+            elif isinstance(action, peer.Cancel):
+                self._cancel(action.session_id)
+            elif isinstance(action, peer.Resolve):
+                future = self._waiting.get(action.request_id)
+                if future is not None and not future.done():
+                    future.set_result(action.response)
+            elif isinstance(action, peer.Abort):
+                future = self._waiting.get(action.request_id)
+                if future is not None and not future.done():
+                    future.set_exception(ConnectionError("the client closed the connection"))
+
+    async def _answer(self, req: rpc.Request) -> None:
+        handler = self._methods[req.method]
+        try:
+            result = await handler(req.params)
+        except rpc.RpcError as exc:
+            self.perform([self.peer.respond_error(req.id, exc)])
+        except Exception as exc:
+            warn(f"headwire: acp: {req.method} failed:\n{traceback.format_exc()}")
+            error = rpc.RpcError(
+                rpc.INTERNAL_ERROR, "Internal error", {"details": f"{type(exc).__name__}: {exc}"}
+            )
+            self.perform([self.peer.respond_error(req.id, error)])
+        else:
+            self.perform([self.peer.respond(req.id, result)])
+
+    def _cancel(self, session_id: Any) -> None:
+        session = self.sessions.get(session_id) if isinstance(session_id, str) else None
+        if session is None:
+            # reprlib: a sessionId nested ~1,000 deep must not overflow the stack in repr()
+            warn(f"headwire: acp: session/cancel for unknown session {reprlib.repr(session_id)}")
+            return
+        self.stop_turn(session, "cancelled")
 
     # -- agent -> client requests ---------------------------------------------------------------
 
     async def call_client(self, method: str, params: Any) -> Any:
         """Send a request to the client and wait for its result (its error raises RpcError)."""
-        msg_id = self._next_id
-        self._next_id += 1
+        msg_id, frame = self.peer.request(method, params)
         future: asyncio.Future[rpc.Response] = asyncio.get_running_loop().create_future()
-        self._pending[msg_id] = future
+        self._waiting[msg_id] = future
         try:
-            self.send(rpc.request(msg_id, method, params))
+            self.perform([frame])
             answer = await future
         finally:
-            self._pending.pop(msg_id, None)
+            self._waiting.pop(msg_id, None)
+            self.peer.forget(msg_id)
         if answer.error is not None:
             error = answer.error
             code = error.get("code")
@@ -274,73 +274,11 @@ class AcpServer:
         session.agent.cancelled.set()
         task.cancel()
 
-    # -- input --------------------------------------------------------------------------------
-
-    def handle_line(self, line: bytes) -> None:
-        """Route one input line: requests run as tasks; notifications and answers at once."""
-        message = rpc.parse_message(line)
-        if message is None:
-            return
-        if isinstance(message, rpc.BadMessage):
-            warn(
-                f"headwire: acp: bad input: {message.message}"
-                + (f" ({message.data['details']})" if isinstance(message.data, dict) else "")
-            )
-            self.send(rpc.error_response(message.id, message.code, message.message, message.data))
-        elif isinstance(message, rpc.Request):
-            task = asyncio.create_task(self._answer(message))
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
-        elif isinstance(message, rpc.Notification):
-            self._notification(message)
-        else:
-            future = self._pending.get(message.id)
-            if future is None or future.done():
-                warn(f"headwire: acp: ignoring a response to unknown request id {message.id!r}")
-            else:
-                future.set_result(message)
-
-    async def _answer(self, req: rpc.Request) -> None:
-        handler = self._methods.get(req.method)
-        try:
-            if handler is None:
-                raise rpc.RpcError.method_not_found(req.method)
-            result = await handler(req.params)
-        except rpc.RpcError as exc:
-            self.send(rpc.error_response(req.id, exc.code, exc.message, exc.data))
-        except Exception as exc:
-            warn(f"headwire: acp: {req.method} failed:\n{traceback.format_exc()}")
-            self.send(
-                rpc.error_response(
-                    req.id,
-                    rpc.INTERNAL_ERROR,
-                    "Internal error",
-                    {"details": f"{type(exc).__name__}: {exc}"},
-                )
-            )
-        else:
-            self.send(rpc.response(req.id, result))
-
-    def _notification(self, note: rpc.Notification) -> None:
-        if note.method != "session/cancel":
-            warn(f"headwire: acp: ignoring notification {note.method!r}")
-            return
-        params = note.params if isinstance(note.params, dict) else {}
-        session_id = params.get("sessionId")
-        session = self.sessions.get(session_id) if isinstance(session_id, str) else None
-        if session is None:
-            # reprlib: a sessionId nested ~1,000 deep must not overflow the stack in repr()
-            warn(f"headwire: acp: session/cancel for unknown session {reprlib.repr(session_id)}")
-            return
-        self.stop_turn(session, "cancelled")
-
     # -- methods ------------------------------------------------------------------------------
 
     async def initialize(self, params: Any) -> dict[str, Any]:
-        """Negotiate: headwire speaks protocol version 1 whatever the client asked for."""
-        version = object_params(params).get("protocolVersion")
-        if not isinstance(version, int) or isinstance(version, bool):
-            raise rpc.RpcError.invalid_params("protocolVersion must be an integer")
+        """Negotiate: headwire speaks protocol version 1 whatever the client asked for (the
+        params were checked by the protocol state machine)."""
         return initialize_result(__version__)
 
     def _session(self, params: dict[str, Any]) -> AcpSession:
@@ -355,38 +293,28 @@ class AcpServer:
     async def _open(
         self, session_id: str, cwd: Path, servers: list[dict[str, Any]], history: Path | None
     ) -> AcpSession:
-        ns = argparse.Namespace(**vars(self.args))
-        ns.session_id, ns.resume, ns.continue_ = session_id, None, False
-        try:
-            agent, close = self.build(ns, cwd, _ignore)
-        except Exception as exc:
-            raise rpc.RpcError(rpc.INTERNAL_ERROR, f"cannot start the session: {exc}") from None
-        session = AcpSession(session_id, cwd, agent, close, servers, history)
-        agent.emit = _ignore
-        agent.observer = SessionUpdates(self, session)
+        session: AcpSession | None = None
 
         async def ask(tool: Tool, call_id: str, args: dict[str, Any]) -> Decision:
+            assert session is not None
             return await self.ask_permission(session, tool, call_id, args)
 
-        agent.ask = ask
-        if self.connect_mcp is not None and servers:
-            try:
-                tools, statuses, close_mcp = await self.connect_mcp(servers, cwd)
-            except Exception:
-                await close()
-                raise
-            for tool in tools:
-                agent.tools[tool.name] = tool
-            agent.config.mcp_servers = statuses
-            close_agent = close
-
-            async def close_both() -> None:
-                try:
-                    await close_mcp()
-                finally:
-                    await close_agent()
-
-            session.close = close_both
+        try:
+            runtime = await self.open_runtime(
+                self.args, cwd, session_id, ask=ask, acp_servers=servers
+            )
+        except (UsageError, ValueError, OSError) as exc:
+            raise rpc.RpcError(rpc.INTERNAL_ERROR, f"cannot start the session: {exc}") from None
+        session = AcpSession(
+            session_id,
+            cwd,
+            runtime.agent,
+            runtime.aclose,
+            servers,
+            history,
+            recorder=runtime.recorder,
+        )
+        runtime.events.subscribe(SessionUpdates(self, session, runtime.agent.tools))
         self.sessions[session_id] = session
         return session
 
@@ -465,21 +393,20 @@ class AcpServer:
                 task.cancel()
             session.prompt_task = None
             self._close_open_calls(session)
-        if agent.recorder is not None and agent.recorder.failed:
-            warn(f"headwire: acp: session recording disabled: {agent.recorder.failed}")
+        recorder = session.recorder
+        if recorder is not None and recorder.failed:
+            warn(f"headwire: acp: session recording disabled: {recorder.failed}")
         if task.cancelled():
             return {"stopReason": session.stop_reason or "cancelled"}
         error = task.exception()
         if error is not None:
             raise error
-        result = task.result()
-        if not result.get("is_error"):
+        finished = task.result()
+        if finished.error is None:
             return {"stopReason": "end_turn"}
-        if result.get("subtype") == "error_max_turns":
+        if finished.subtype == "error_max_turns":
             return {"stopReason": "max_turn_requests"}
-        details = result.get("error")
-        message = details.get("message") if isinstance(details, dict) else None
-        raise rpc.RpcError(rpc.INTERNAL_ERROR, str(message or "the turn failed"))
+        raise rpc.RpcError(rpc.INTERNAL_ERROR, finished.error or "the turn failed")
 
     def _close_open_calls(self, session: AcpSession) -> None:
         """Answer the tool calls a stopped turn left open (``failed``)."""
@@ -495,40 +422,48 @@ class AcpServer:
 
     # -- lifetime -----------------------------------------------------------------------------
 
-    async def run(self, stream: BinaryIO) -> int:
+    async def run(self, fd: int = 0) -> int:
         """Serve until the client closes stdin (or stops reading stdout); returns 0."""
         loop = asyncio.get_running_loop()
-        lines: asyncio.Queue[object] = asyncio.Queue()
-        threading.Thread(
-            target=_read_lines, args=(stream, loop, lines), name="headwire-acp-stdin", daemon=True
-        ).start()
+        stdout_closed = loop.create_future()
+
+        def closed() -> None:
+            if not stdout_closed.done():
+                stdout_closed.set_result(None)
+
+        self.writer.on_closed = closed
+        reader = asyncio.create_task(self._read(fd))
         try:
-            while True:
-                item = await lines.get()
-                if item is _EOF:
-                    break
-                if isinstance(item, Exception):
-                    warn(f"headwire: acp: cannot read stdin: {item}")
-                    break
-                assert isinstance(item, bytes)
-                self.handle_line(item)
-                if self.writer.closed:
-                    break
+            await asyncio.wait({reader, stdout_closed}, return_when=asyncio.FIRST_COMPLETED)
         except asyncio.CancelledError:  # SIGINT/SIGTERM: answer running prompts, close sessions
+            reader.cancel()
             await self.shutdown()
             raise
+        finally:
+            stdout_closed.cancel()
+        if not reader.done():
+            reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await reader
         await self.shutdown()
         return 0
 
+    async def _read(self, fd: int) -> None:
+        try:
+            async for line in fd_lines(fd):
+                self.handle_line(line)
+                if self.writer.closed:
+                    return
+        except ReadError as exc:
+            warn(f"headwire: acp: cannot read stdin: {exc}")
+
     async def shutdown(self) -> None:
         """Cancel what still runs, fail our open requests, close every session."""
-        for future in self._pending.values():
-            if not future.done():
-                future.set_exception(ConnectionError("the client closed the connection"))
+        self.perform(self.peer.end_of_input())
         for session in self.sessions.values():
             self.stop_turn(session, "cancelled")
         if self._tasks:
-            await asyncio.wait(set(self._tasks), timeout=10.0)
+            await asyncio.wait(set(self._tasks), timeout=_SHUTDOWN_WAIT_S)
         for task in list(self._tasks):
             task.cancel()
         for session in list(self.sessions.values()):
@@ -537,6 +472,7 @@ class AcpServer:
             except Exception as exc:
                 warn(f"headwire: acp: closing session {session.id}: {exc}")
         self.sessions.clear()
+        await self.writer.drain()
 
 
 def _widen_pipe(stream: BinaryIO) -> None:
@@ -549,7 +485,9 @@ def _widen_pipe(stream: BinaryIO) -> None:
 
 
 def run_acp(
-    args: argparse.Namespace, build: BuildAgent, connect_mcp: McpConnector | None = None
+    args: argparse.Namespace,
+    open_runtime: OpenRuntime,
+    check_flags: Callable[[argparse.Namespace], Awaitable[None]],
 ) -> int:
     """Serve ACP on stdin/stdout until stdin closes; returns the exit code.
 
@@ -564,18 +502,17 @@ def run_acp(
     writer = WireWriter(wire)
 
     async def main() -> int:
-        probe_args = argparse.Namespace(**vars(args))
-        probe_args.resume, probe_args.continue_ = None, False
         try:
-            _agent, close = build(probe_args, Path.cwd(), _ignore)
-        except Exception as exc:
+            await check_flags(args)
+        except (UsageError, ValueError) as exc:
             warn(f"headwire: {exc}")
             return ExitCode.USAGE
-        await close()
-        return await AcpServer(args, build, writer, connect_mcp).run(sys.stdin.buffer)
+        return await AcpServer(args, open_runtime, writer).run(stdin_fd())
 
     try:
         return run_cancellable(main())
     except KeyboardInterrupt:
         warn("headwire: interrupted")
         return ExitCode.INTERRUPTED
+    finally:
+        writer.close()

@@ -1,29 +1,32 @@
-"""One ACP session's state, its observer (agent events -> ``session/update``) and the parsing
-of ``session/*`` params.
+"""One ACP session's state, its event subscriber (agent events -> ``session/update``) and the
+parsing of ``session/*`` params.
 
-The observer builds unprojected updates (:mod:`headwire.acp.updates`) and hands each to an
-:class:`UpdateSink`, the server, which projects and writes it.
+:class:`SessionUpdates` subscribes to the session's event stream and builds its updates with
+:mod:`headwire.acp.updates`; a finished call's update comes out of the ACP boundary
+(:func:`headwire.boundary.acp_tool_result_update`) already projected.  Each update goes to an
+:class:`UpdateSink`, the server, which frames and writes it.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from headwire.acp import jsonrpc as rpc
+from headwire import events as ev
 from headwire.acp.updates import (
     message_chunk,
     tool_call_in_progress,
-    tool_call_result,
     tool_call_start,
+    tool_meta,
 )
-from headwire.protocol.messages import JsonDict
-from headwire.runtime.agent import Agent, AgentObserver
-from headwire.runtime.models.base import ToolCall
-from headwire.runtime.tools.base import Tool, ToolOutcome
+from headwire.boundary import acp_tool_result_update
+from headwire.protocol import jsonrpc as rpc
+from headwire.runtime.agent import Agent
+from headwire.runtime.recording import Recorder
+from headwire.runtime.tools.base import Tool
 
 __all__ = [
     "AcpSession",
@@ -38,7 +41,7 @@ __all__ = [
 
 
 class UpdateSink(Protocol):
-    """Where a session's updates go (the server): it projects, encodes and writes them."""
+    """Where a session's updates go (the server): it frames and writes them."""
 
     def send_update(self, session_id: str, update: dict[str, Any]) -> None:
         """Write one ``session/update`` payload."""
@@ -60,7 +63,7 @@ class AcpSession:
     mcp_servers: list[dict[str, Any]] = field(default_factory=list)
     history: Path | None = None
     """A loaded recording whose conversation is read back before the first prompt."""
-    prompt_task: asyncio.Task[JsonDict] | None = None
+    prompt_task: asyncio.Task[ev.TurnFinished] | None = None
     stop_reason: str | None = None
     """Set when the server itself ends the running turn (after a rejected permission)."""
     stop_after: str | None = None
@@ -69,63 +72,57 @@ class AcpSession:
     """The running turn is being ended: no further agent event may reach the wire."""
     open_calls: dict[str, str] = field(default_factory=dict)
     """Tool calls announced with ``tool_call`` and not yet answered: id -> tool name."""
+    recorder: Recorder | None = None
+    """The session's recorder (its ``failed`` reason is noted on stderr after a prompt)."""
 
 
-class SessionUpdates(AgentObserver):
-    """Turns the agent's events into ``session/update`` notifications of one session.
+class SessionUpdates:
+    """Subscribes to one session's events and sends them as ``session/update`` notifications.
 
-    Once the server decided to end the turn (:attr:`AcpSession.stopping`), the next event
-    raises :class:`asyncio.CancelledError` inside the turn: the task's own cancellation lands
-    only where the turn next waits, and a model that answers without waiting would otherwise
-    run on.
+    Once the server decided to end the turn (:attr:`AcpSession.stopping`), deltas and new calls
+    are no longer sent (the turn stops at its next suspension point); a result that still
+    arrives is sent, so no call the client saw is left without an answer.
     """
 
-    def __init__(self, server: UpdateSink, session: AcpSession) -> None:
+    def __init__(self, server: UpdateSink, session: AcpSession, tools: Mapping[str, Tool]) -> None:
         self.server = server
         self.session = session
+        self.tools = tools
 
-    def _stopped(self) -> None:
-        if self.session.stopping:
-            raise asyncio.CancelledError
+    def __call__(self, event: ev.Event) -> None:
+        """Handle one event of the session's stream."""
+        session = self.session
+        if isinstance(event, ev.ToolFinished):
+            self._finished(event)
+            return
+        if session.stopping:
+            return
+        if isinstance(event, ev.TextDelta):
+            self._send(message_chunk("agent_message_chunk", event.text))
+        elif isinstance(event, ev.ThinkingDelta):
+            self._send(message_chunk("agent_thought_chunk", event.text))
+        elif isinstance(event, ev.ToolCallPending):
+            session.open_calls[event.call_id] = event.name
+            tool = self.tools.get(event.name)
+            self._send(tool_call_start(event.call_id, event.name, tool, event.args, session.cwd))
+        elif isinstance(event, ev.ToolStarted):
+            tool = self.tools.get(event.name)
+            self._send(
+                tool_call_in_progress(event.call_id, event.name, tool, event.args, session.cwd)
+            )
 
-    def text_delta(self, text: str) -> None:
-        self._stopped()
-        self.server.send_update(self.session.id, message_chunk("agent_message_chunk", text))
+    def _send(self, update: dict[str, Any]) -> None:
+        self.server.send_update(self.session.id, update)
 
-    def thinking_delta(self, text: str) -> None:
-        self._stopped()
-        self.server.send_update(self.session.id, message_chunk("agent_thought_chunk", text))
-
-    def tool_call(self, call: ToolCall, tool: Tool | None) -> None:
-        self._stopped()
-        self.session.open_calls[call.call_id] = call.name
-        self.server.send_update(
-            self.session.id,
-            tool_call_start(call.call_id, call.name, tool, call.args, self.session.cwd),
-        )
-
-    def tool_started(self, call: ToolCall, tool: Tool) -> None:
-        self._stopped()
-        self.server.send_update(
-            self.session.id,
-            tool_call_in_progress(call.call_id, call.name, tool, call.args, self.session.cwd),
-        )
-
-    def tool_result(
-        self, call: ToolCall, tool: Tool | None, outcome: ToolOutcome, model_text: str
-    ) -> None:
-        self.session.open_calls.pop(call.call_id, None)
-        failed = outcome.error is not None
-        text = outcome.error if failed and outcome.error else model_text
-        self.server.send_update(
-            self.session.id,
-            tool_call_result(
-                call.call_id, call.name, tool, failed=failed, text=text, display=outcome.display
-            ),
-        )
-        if self.session.stop_after == call.call_id:
-            self.session.stop_after = None
-            self.server.stop_turn(self.session, "end_turn")
+    def _finished(self, event: ev.ToolFinished) -> None:
+        response = event.response
+        session = self.session
+        session.open_calls.pop(response.call_id, None)
+        meta = tool_meta(response.name, self.tools.get(response.name))
+        self._send(acp_tool_result_update(response, meta))
+        if session.stop_after == response.call_id:
+            session.stop_after = None
+            self.server.stop_turn(session, "end_turn")
 
 
 def prompt_text(blocks: Any) -> str:

@@ -9,8 +9,8 @@ Pure builders, in Qwen Code 0.24.4's key order (so frames match its captures in 
   "failed"), content, _meta, rawOutput``.  ``content`` is one text block holding what the
   model was told (the bounded model text, or the error message of a failed call), ``rawOutput``
   the tool's full display string (left out when the tool has none), as upstream puts
-  ``functionResponse.output`` and ``resultDisplay`` there.  These are the *unprojected*
-  updates; the server projects each one immediately before writing it.
+  ``functionResponse.output`` and ``resultDisplay`` there.  These come out of the ACP boundary
+  (:mod:`headwire.boundary`) already projected.
 
 ``_meta`` is ``{toolName, provenance, serverId?}``: ``provenance`` is ``"mcp"`` for tools of an
 MCP server (their ``server_id`` attribute, or an ``mcp__<server>__<tool>`` name) and
@@ -23,6 +23,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+from headwire.boundary import acp_result_update, project_acp_update
 from headwire.runtime.tools.base import Tool
 from headwire.wire import encode
 
@@ -262,14 +263,10 @@ def tool_call_in_progress(
 def tool_call_result(
     call_id: str, name: str, tool: Tool | None, *, failed: bool, text: str, display: str | None
 ) -> dict[str, Any]:
-    """``tool_call_update`` with the (unprojected) result: ``completed`` or ``failed``."""
-    update: dict[str, Any] = {
-        "sessionUpdate": "tool_call_update",
-        "toolCallId": call_id,
-        "status": "failed" if failed else "completed",
-        "content": [{"type": "content", "content": {"type": "text", "text": text}}],
-        "_meta": tool_meta(name, tool),
-    }
-    if display is not None:
-        update["rawOutput"] = display
-    return update
+    """``tool_call_update`` with a result (``completed`` or ``failed``), projected at the ACP
+    boundary: calls that never finished, and replayed ones, go out bounded like live ones."""
+    return project_acp_update(
+        acp_result_update(
+            call_id, failed=failed, text=text, display=display, meta=tool_meta(name, tool)
+        )
+    )

@@ -12,9 +12,9 @@ import contextlib
 import sys
 from typing import Any
 
+from headwire.cli.build import Runtime
 from headwire.cli.dual import DualOutput
-from headwire.io.stdio import WireWriter, warn
-from headwire.runtime.agent import Agent
+from headwire.io.stdio import warn
 
 PROMPT = "> "
 
@@ -28,7 +28,7 @@ def _read_line() -> str | None:
         return None
 
 
-async def run_repl(agent: Agent, dual: DualOutput | None, writer: WireWriter) -> int:
+async def run_repl(runtime: Runtime, dual: DualOutput | None) -> int:
     """Read prompts until end of input; returns the exit code (0)."""
     warn("headwire: interactive mode; type a prompt, /quit to leave.")
     loop = asyncio.get_running_loop()
@@ -55,4 +55,4 @@ async def run_repl(agent: Agent, dual: DualOutput | None, writer: WireWriter) ->
             prompt = submitted.result()
         if not prompt.strip():
             continue
-        await agent.run_turn(prompt)
+        await runtime.agent.run_turn(prompt)

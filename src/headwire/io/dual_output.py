@@ -1,10 +1,9 @@
-"""Dual Output: the stream-JSON event schema mirrored to a side channel next to human output.
+"""Dual Output's descriptor: opening ``--json-fd`` / ``--json-file`` and writing its frames.
 
 ``--json-fd N`` (N >= 3, already open) or ``--json-file PATH`` (a regular file, a FIFO, or
-``/dev/fd/N``) receives every event of the session, partial messages included, framed as
-stream-JSON lines and bounded at the same tool-result boundary as every other wire.  The first
-event is ``system/session_start`` with ``data.protocol_version = 2`` ("textual tool_result
-content is bounded for transport"); the last is ``system/session_end``, exactly once.
+``/dev/fd/N``) receives the frames the sans-IO protocol
+(:mod:`headwire.protocol.dual_output`) produces: every event of the session, partial messages
+included, bounded at the same tool-result boundary as every other wire.
 
 The agent never waits for the reader: the descriptor is non-blocking, frames the reader has not
 taken yet are buffered, and past 1 MiB buffered, or on any write error, the bridge turns itself
@@ -20,40 +19,42 @@ import os
 import select
 import stat
 import time
-import uuid
 from collections.abc import Callable
 
 from headwire.errors import ConfigError
-from headwire.protocol import messages as m
-from headwire.transports import StreamJsonTransport
 
-DUAL_OUTPUT_PROTOCOL_VERSION = 2
 MAX_BUFFERED_BYTES = 1024 * 1024
 CLOSE_GRACE_S = 0.3
 """How long the final ``session_end`` may wait for a slow reader before the channel closes."""
-SUPPORTED_EVENTS = [
-    "system",
-    "user",
-    "assistant",
-    "stream_event",
-    "result",
-    "control_request",
-    "control_response",
-]
 
 
 class DualOutputError(ConfigError):
     """The side channel cannot be opened; the message says why (exit code 2)."""
 
 
-def open_json_fd(fd: int) -> int:
-    """Validate ``--json-fd``: 3 or more, open, and switched to non-blocking."""
+def check_json_fd(fd: int) -> None:
+    """Validate ``--json-fd`` before headwire opens descriptors of its own (so a number the
+    parent never passed cannot name one of ours): 3 or more, and open."""
     if fd < 3:
         raise DualOutputError(f"--json-fd {fd}: descriptors 0, 1 and 2 are reserved; use 3 or more")
     try:
         os.fstat(fd)
-    except OSError:
+    except (OSError, OverflowError):
         raise DualOutputError(f"--json-fd {fd}: descriptor is not open") from None
+
+
+def shares_stdout(fd: int) -> bool:
+    """Whether ``fd`` writes to the same pipe or file as stdout (``--json-fd 3 3>&1``)."""
+    try:
+        a, b = os.fstat(fd), os.fstat(1)
+    except OSError:
+        return False
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino) and not stat.S_ISCHR(a.st_mode)
+
+
+def open_json_fd(fd: int) -> int:
+    """Validate ``--json-fd`` and switch it to non-blocking."""
+    check_json_fd(fd)
     os.set_blocking(fd, False)
     return fd
 
@@ -82,48 +83,25 @@ def open_json_file(path: str) -> int:
 
 
 class DualOutputBridge:
-    """Mirrors wire messages to a non-blocking descriptor, buffering at most 1 MiB."""
+    """Writes sidecar frames to a non-blocking descriptor, buffering at most 1 MiB."""
 
-    def __init__(
-        self, fd: int, session_id: str, cwd: str, version: str, warn: Callable[[str], None]
-    ) -> None:
+    def __init__(self, fd: int, warn: Callable[[str], None]) -> None:
         self.fd: int | None = fd
-        self.session_id = session_id
         self.warn = warn
-        self.transport = StreamJsonTransport(include_partial_messages=True)
         self.pending = bytearray()
-        self.ended = False
         self.disabled_reason: str | None = None
         self._watched: int | None = None
-        self.emit(
-            m.system_event(
-                uuid=str(uuid.uuid4()),
-                session_id=session_id,
-                subtype="session_start",
-                data={
-                    "session_id": session_id,
-                    "cwd": cwd,
-                    "protocol_version": DUAL_OUTPUT_PROTOCOL_VERSION,
-                    "version": version,
-                    "supported_events": SUPPORTED_EVENTS,
-                },
-            )
-        )
 
     @property
     def active(self) -> bool:
         """Whether frames still go out."""
         return self.fd is not None
 
-    def emit(self, message: m.JsonDict) -> None:
-        """Mirror one message (never blocks, never raises)."""
+    def write(self, frame: bytes) -> None:
+        """Queue one frame and write what the reader takes now (never blocks, never raises)."""
         if self.fd is None:
             return
-        try:
-            self.pending += self.transport.feed(message).stdout
-        except Exception as exc:  # an encoder bug must not take the agent down
-            self.disable(f"cannot encode an event: {exc}")
-            return
+        self.pending += frame
         self.flush()
 
     def flush(self) -> None:
@@ -167,24 +145,15 @@ class DualOutputBridge:
         self.pending.clear()
         self._watch()
         fd, self.fd = self.fd, None
-        self.pending.clear()
         with contextlib.suppress(OSError):
             os.close(fd)
         self.warn(f"headwire: dual output disabled: {reason}")
 
-    def close(self) -> None:
-        """Emit ``session_end`` (exactly once), flush what the reader takes, and close."""
-        if self.ended:
-            return
-        self.ended = True
-        self.emit(
-            m.system_event(
-                uuid=str(uuid.uuid4()),
-                session_id=self.session_id,
-                subtype="session_end",
-                data={"session_id": self.session_id},
-            )
-        )
+    def close(self, last: bytes = b"") -> None:
+        """Write ``last`` (the ``session_end`` frame), give a live reader the tail for at most
+        :data:`CLOSE_GRACE_S`, then close the channel."""
+        if last:
+            self.write(last)
         deadline = time.monotonic() + CLOSE_GRACE_S
         while self.fd is not None and self.pending:
             # the run is over: give a live reader the tail, but never hang on a stuck one

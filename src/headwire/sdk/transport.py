@@ -20,6 +20,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from pathlib import Path
 
 from headwire.errors import SDKError
+from headwire.io.lines import stream_lines
 
 READ_CHUNK = 4 << 20
 """Bytes per read of stdout (also the pipe buffer limit: not a line limit)."""
@@ -65,32 +66,12 @@ def headwire_env(env: Mapping[str, str]) -> dict[str, str]:
     return out
 
 
-async def split_lines(
+def split_lines(
     read: Callable[[int], Awaitable[bytes]], chunk: int = READ_CHUNK
 ) -> AsyncIterator[bytes]:
-    """Yield the lines (without ``\\n``) of a byte stream read with ``await read(chunk)``.
-
-    The last line is yielded even without a trailing newline.  Pieces of a long line are kept
-    in a list and joined once, so a line costs one copy whatever its length.
-    """
-    pending: list[bytes] = []
-    while True:
-        data = await read(chunk)
-        if not data:
-            break
-        start = 0
-        while (end := data.find(b"\n", start)) != -1:
-            piece = data[start:end]
-            if pending:
-                pending.append(piece)
-                piece = b"".join(pending)
-                pending = []
-            yield piece
-            start = end + 1
-        if start < len(data):
-            pending.append(data[start:] if start else data)
-    if pending:
-        yield b"".join(pending)
+    """Yield the lines (without ``\\n``) of a byte stream read with ``await read(chunk)``
+    (:func:`headwire.io.lines.stream_lines`: no length limit, one copy per line)."""
+    return stream_lines(read, chunk)
 
 
 class StderrTail:

@@ -12,15 +12,17 @@ from typing import Any, cast
 
 import pytest
 
-from headwire.acp import jsonrpc as rpc
+from headwire import events as ev
 from headwire.acp.replay import INTERRUPTED_TEXT, Replayer, stream_records
 from headwire.acp.server import AcpServer
 from headwire.acp.session import AcpSession, SessionUpdates, prompt_text
-from headwire.acp.updates import tool_call_result, tool_meta, tool_title
-from headwire.io.stdio import WireWriter
+from headwire.acp.updates import tool_meta, tool_title
+from headwire.boundary import acp_result_update
+from headwire.cli.build import open_acp_runtime
+from headwire.io.writer import WireWriter
 from headwire.projection import ACP_TRUNCATION_MARKER, project_acp_tool_call_update
+from headwire.protocol import jsonrpc as rpc
 from headwire.runtime.agent import Agent
-from headwire.runtime.models.base import ToolCall
 from headwire.runtime.recording import Recorder
 from headwire.runtime.tools.base import ApprovalMode, Tool, ToolContext, ToolOutcome
 from headwire.runtime.tools.registry import builtin_tools
@@ -85,10 +87,12 @@ def _result_update(
 ) -> tuple[dict[str, Any], bytes]:
     server, out = _server()
     session = _session(server, tmp_path)
-    call = ToolCall("call_1", tool.name, {})
-    observer = SessionUpdates(server, session)
-    observer.tool_call(call, cast(Tool, tool))
-    observer.tool_result(call, cast(Tool, tool), ToolOutcome(llm_text=text, display=display), text)
+    updates = SessionUpdates(server, session, {tool.name: cast(Tool, tool)})
+    updates(ev.ToolCallPending(call_id="call_1", name=tool.name, args={}))
+    response = ev.ToolResponse(
+        call_id="call_1", name=tool.name, args={}, output=text, display=display
+    )
+    updates(ev.ToolFinished(response=response, model_text=text))
     lines = out.getvalue().splitlines()
     assert len(lines) == 2
     return json.loads(lines[1])["params"]["update"], lines[1]
@@ -111,8 +115,9 @@ def test_other_results_are_projected_exactly(tmp_path: Path) -> None:
     tool = FakeTool("mcp__bigout__big_output", "bigout")
     display = "x" * 499_999
     update, _ = _result_update(tool, display, display, tmp_path)
-    unprojected = tool_call_result(
-        "call_1", tool.name, cast(Tool, tool), failed=False, text=display, display=display
+    meta = tool_meta(tool.name, cast(Tool, tool))
+    unprojected = acp_result_update(
+        "call_1", failed=False, text=display, display=display, meta=meta
     )
     assert update == project_acp_tool_call_update(unprojected)
     assert len(encode(update["content"])) <= BUDGET and len(encode(update["rawOutput"])) <= BUDGET
@@ -241,7 +246,12 @@ def test_replay_streams_records_into_updates(tmp_path: Path) -> None:
     assert start["rawInput"] == {"command": "ls"}
     done = updates[6]
     assert done["content"][0]["content"]["text"] == "model text"
-    assert done["rawOutput"] == "y" * 300_000  # unprojected: the writer projects
+    assert done["rawOutput"].startswith("y") and len(encode(done["rawOutput"])) <= BUDGET
+    assert done == project_acp_tool_call_update(  # replayed through the live boundary
+        acp_result_update(
+            "c1", failed=False, text="model text", display="y" * 300_000, meta=done["_meta"]
+        )
+    )
     assert updates[7]["_meta"]["toolName"] == "run_shell_command"  # name from the announcing call
     assert updates[7]["content"][0]["content"]["text"] == "Operation cancelled."
     assert (
@@ -263,6 +273,8 @@ def test_bad_requests_in_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     server, out = _server()
     _session(server, tmp_path)
     lines = [
+        b'{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/","mcpServers":[]}}',
+        b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}',
         b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}',
         b'{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"relative","mcpServers":[]}}',
         b'{"jsonrpc":"2.0","id":3,"method":"session/new","params":{"cwd":"/","mcpServers":{}}}',
@@ -275,8 +287,11 @@ def test_bad_requests_in_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         b'{"jsonrpc":"2.0","id":8,"method":"session/load","params":{"sessionId":"gone","cwd":"/","mcpServers":[]}}',
     ]
     asyncio.run(_drive(server, lines))
-    by_id = {f["id"]: f for f in _frames(out)}
-    assert sorted(by_id) == [1, 2, 3, 4, 5, 6, 7, 8]
+    frames = _frames(out)
+    assert frames[0]["id"] == 2 and frames[0]["error"]["code"] == -32002  # before initialize
+    by_id = {f["id"]: f for f in frames[1:]}
+    assert sorted(by_id) == [0, 1, 2, 3, 4, 5, 6, 7, 8]
+    assert by_id[0]["result"]["protocolVersion"] == 1
     for msg_id in (1, 2, 3, 4, 5, 7, 8):
         assert by_id[msg_id]["error"]["code"] == rpc.INVALID_PARAMS, by_id[msg_id]
     assert by_id[6] == {"jsonrpc": "2.0", "id": 6, "result": {}}
@@ -287,7 +302,6 @@ class _Harness:
     """A real server and agent (scripted model) in process; the test plays the client."""
 
     def __init__(self, tmp_path: Path, turns: list[dict[str, Any]]) -> None:
-        from headwire.cli.agent_cmd import build_agent
         from headwire.cli.flags import build_parser
 
         script = tmp_path / "script.jsonl"
@@ -296,8 +310,9 @@ class _Harness:
         self.proj.mkdir()
         self.out = io.BytesIO()
         args = build_parser().parse_args(["--script", str(script)])
-        self.server = AcpServer(args, build_agent, WireWriter(self.out))
+        self.server = AcpServer(args, open_acp_runtime, WireWriter(self.out))
         self.next_id = 100
+        self.initialized = False
         self.answered: set[Any] = set()
 
     def frames(self) -> list[dict[str, Any]]:
@@ -306,6 +321,9 @@ class _Harness:
     async def call(
         self, method: str, params: dict[str, Any], on_request: Any = None
     ) -> dict[str, Any]:
+        if not self.initialized:
+            self.initialized = True
+            await self.call("initialize", {"protocolVersion": 1})
         self.next_id += 1
         msg_id = self.next_id
         self.server.handle_line(

@@ -13,9 +13,9 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
-from headwire.protocol import messages as m
+from headwire import events as ev
 from headwire.runtime.agents.definitions import AgentDefinition
 from headwire.runtime.models.base import ModelError
 from headwire.runtime.tools.base import ApprovalMode, ToolContext, ToolKind, ToolOutcome
@@ -82,80 +82,56 @@ class AgentTool:
             )
             return ToolOutcome(llm_text=msg, error=msg, error_type="execution_denied")
         child = _spawn(parent, definition, call_id)
-        sid = config.session_id
         task_id = parent.new_uuid()
         started = time.monotonic()
-        data: dict[str, Any] = {
-            "task_id": task_id,
-            "tool_use_id": call_id,
-            "description": args["description"],
-            "subagent_type": definition.name,
-        }
-        parent.emit(
-            m.system_event(
-                uuid=parent.new_uuid(), session_id=sid, subtype="task_started", data=data
+        publish = parent.events
+        publish(
+            ev.SubagentStarted(
+                task_id=task_id,
+                call_id=call_id,
+                description=args["description"],
+                subagent_type=definition.name,
+                prompt=args["prompt"],
+                parent=parent.parent,
             )
         )
-        parent.emit(
-            m.user_message(
-                uuid=parent.new_uuid(),
-                session_id=sid,
-                parent_tool_use_id=call_id,
-                content=[m.text_block(args["prompt"])],
+
+        def finished(status: Literal["completed", "failed", "cancelled"], tool_uses: int) -> None:
+            publish(
+                ev.SubagentFinished(
+                    task_id=task_id,
+                    call_id=call_id,
+                    status=status,
+                    duration_ms=int((time.monotonic() - started) * 1000),
+                    tool_uses=tool_uses,
+                    parent=parent.parent,
+                )
             )
-        )
-        status = "completed"
+
         tool_uses = 0
         try:
             text, tool_uses = await child.run_subtask(args["prompt"])
         except asyncio.CancelledError:
-            self._failed(parent, "Task was cancelled")
-            self._notify(parent, task_id, call_id, "cancelled", started, tool_uses)
+            publish(ev.SubagentFailed(message="Task was cancelled", parent=parent.parent))
+            finished("cancelled", tool_uses)
             raise
         except ModelError as exc:
-            status = "failed"
             message = exc.message or "Task execution failed"
         except Exception as exc:  # the turn limit, or anything else: the task failed
-            status = "failed"
             message = str(exc) or "Task execution failed"
-        self._notify(parent, task_id, call_id, status, started, tool_uses)
-        if status == "failed":
-            self._failed(parent, message)
-            return ToolOutcome(
-                llm_text=f"Subagent failed: {message}", error=message, error_type="execution_failed"
-            )
-        return ToolOutcome(llm_text=text or "(the subagent returned no text)", display=text)
-
-    @staticmethod
-    def _notify(
-        parent: Agent, task_id: str, call_id: str, status: str, started: float, tool_uses: int
-    ) -> None:
-        usage = {
-            "total_tokens": 0,
-            "tool_uses": tool_uses,
-            "duration_ms": int((time.monotonic() - started) * 1000),
-        }
-        parent.emit(
-            m.system_event(
-                uuid=parent.new_uuid(),
-                session_id=parent.config.session_id,
-                subtype="task_notification",
-                data={"task_id": task_id, "tool_use_id": call_id, "status": status, "usage": usage},
-            )
-        )
-
-    @staticmethod
-    def _failed(parent: Agent, message: str) -> None:
-        """Upstream's mid-stream subagent error ``result`` (it has no ``parent_tool_use_id``)."""
-        parent.emit(
-            m.subagent_error_result(
-                uuid=parent.new_uuid(), session_id=parent.config.session_id, message=message
-            )
+        else:
+            finished("completed", tool_uses)
+            return ToolOutcome(llm_text=text or "(the subagent returned no text)", display=text)
+        finished("failed", tool_uses)
+        publish(ev.SubagentFailed(message=message, parent=parent.parent))
+        return ToolOutcome(
+            llm_text=f"Subagent failed: {message}", error=message, error_type="execution_failed"
         )
 
 
 def _spawn(parent: Agent, definition: AgentDefinition, call_id: str) -> Agent:
-    """A child agent sharing the parent's model, emitter, artifacts, recorder and permissions."""
+    """A child agent sharing the parent's model, event stream, artifacts, permissions and
+    cancellation."""
     from headwire.runtime.agent import Agent
 
     config = dataclasses.replace(
@@ -172,16 +148,12 @@ def _spawn(parent: Agent, definition: AgentDefinition, call_id: str) -> Agent:
         tools = [t for t in tools if t.name in allowed or t.display_name in allowed]
     if config.depth >= config.max_subagent_depth:
         tools = [t for t in tools if t.name != AGENT_TOOL_NAME]
-    child = Agent(
+    return Agent(
         config,
         parent.model,
         tools,
-        parent.emit,
+        parent.events,
         parent.artifacts,
-        parent.recorder,
         ask=parent.ask,
-        observer=parent.observer,
+        cancelled=parent.cancelled,
     )
-    child.cancelled = parent.cancelled
-    child.permission_denials = parent.permission_denials  # its refusals count in the result
-    return child

@@ -1,4 +1,4 @@
-"""Starting a session's MCP servers and handing their tools to an :class:`Agent`.
+"""Starting a session's MCP servers and handing over their tools.
 
 The SDK is imported only when at least one server is configured, so a run without MCP pays
 nothing.  The connect timeout is 30 s, or ``MCP_TIMEOUT`` (milliseconds, Claude Code's
@@ -17,10 +17,10 @@ from headwire.runtime.mcp.config import McpConfigError, load_mcp_servers
 from headwire.runtime.tools.registry import select_tools
 
 if TYPE_CHECKING:
-    from headwire.runtime.agent import Agent
     from headwire.runtime.mcp.client import McpManager
+    from headwire.runtime.tools.base import Tool
 
-__all__ = ["McpConfigError", "attach_to_agent", "connect_timeout_s", "start_mcp"]
+__all__ = ["McpConfigError", "connect_timeout_s", "mcp_tools", "start_acp_mcp", "start_mcp"]
 
 
 def connect_timeout_s(env: Mapping[str, str] | None = None) -> float:
@@ -66,15 +66,24 @@ async def start_mcp(
     return manager
 
 
-def attach_to_agent(agent: Agent, manager: McpManager, exclude: Iterable[str] = ()) -> None:
-    """Add the manager's tools (after ``--exclude-tools``; built-ins keep their names) and keep
-    ``agent.config.mcp_servers`` equal to the live statuses."""
-    for tool in select_tools(manager.tools(), None, list(exclude) or None):
-        agent.tools.setdefault(tool.name, tool)
+async def start_acp_mcp(servers: list[dict[str, Any]], *, version: str = "0") -> McpManager:
+    """Connect the ``mcpServers`` an ACP client sent with ``session/new`` / ``session/load``
+    (entries that cannot be used are noted on stderr and skipped)."""
+    from headwire.runtime.mcp.client import McpManager
+    from headwire.runtime.mcp.config import parse_acp_servers
 
-    def refresh() -> None:
-        statuses: list[dict[str, Any]] = manager.statuses()
-        agent.config.mcp_servers = statuses
+    configs, problems = parse_acp_servers(servers)
+    for problem in problems:
+        warn(f"headwire: MCP server skipped: {problem}")
+    manager = McpManager(configs, version=version, connect_timeout_s=connect_timeout_s())
+    try:
+        await manager.start()
+    except BaseException:
+        await manager.aclose()
+        raise
+    return manager
 
-    refresh()
-    manager.on_status_change = refresh
+
+def mcp_tools(manager: McpManager, exclude: Iterable[str] = ()) -> list[Tool]:
+    """The manager's tools after ``--exclude-tools``."""
+    return list(select_tools(manager.tools(), None, list(exclude) or None))

@@ -12,24 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from headwire.errors import ModelServerError
-
-
-@dataclass(frozen=True, slots=True)
-class Usage:
-    """Token usage of one model call (``usage`` on the wire: input/output/cache-read/total)."""
-
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cached_tokens: int = 0
-    total_tokens: int = 0
-
-    def __add__(self, other: Usage) -> Usage:
-        return Usage(
-            self.input_tokens + other.input_tokens,
-            self.output_tokens + other.output_tokens,
-            self.cached_tokens + other.cached_tokens,
-            self.total_tokens + other.total_tokens,
-        )
+from headwire.events import Usage as Usage
 
 
 @dataclass(frozen=True, slots=True)

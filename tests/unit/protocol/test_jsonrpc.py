@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from headwire.acp import jsonrpc as rpc
+from headwire.protocol import jsonrpc as rpc
 from headwire.wire import encode
 
 

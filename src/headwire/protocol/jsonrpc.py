@@ -17,15 +17,12 @@ Classification of one input line (JSON-RPC 2.0 section 5 error codes):
 
 from __future__ import annotations
 
-import json
 import reprlib
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
-
 from headwire.errors import RemoteProtocolError
-from headwire.wire import encode
+from headwire.wire import encode, loads
 
 __all__ = [
     "INTERNAL_ERROR",
@@ -121,20 +118,6 @@ class RpcError(RemoteProtocolError):
         return cls(METHOD_NOT_FOUND, "Method not found", {"method": method})
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-def _loads(line: bytes) -> Any:
-    """Parse one line; lone surrogate escapes (valid JSON, refused by orjson) take the slow path."""
-    try:
-        return orjson.loads(line)
-    except orjson.JSONDecodeError:
-        pass
-    text = line.decode("utf-8")  # invalid UTF-8: UnicodeDecodeError, a ValueError
-    return json.loads(text, parse_constant=_reject_constant)
-
-
 def as_text(value: Any) -> str:
     """``value`` as text: a string as is, anything else by :func:`reprlib.repr` (bounded, so a
     value nested ~1,000 deep cannot overflow the stack as ``str()`` would)."""
@@ -150,7 +133,7 @@ def parse_message(line: bytes) -> Request | Notification | Response | BadMessage
     if not line.strip():
         return None
     try:
-        message = _loads(line)
+        message = loads(line)
     except (ValueError, RecursionError) as exc:  # RecursionError: nested too deeply to read
         return BadMessage(None, PARSE_ERROR, "Parse error", {"details": str(exc)})
     if not isinstance(message, dict):

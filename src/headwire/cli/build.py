@@ -1,0 +1,260 @@
+"""Where a run is assembled: flags -> model, tools, MCP servers, recorder, agent, event stream.
+
+Every front end (a one-shot run, a persistent session, the REPL, each ACP session) gets its
+:class:`Runtime` from :func:`build_runtime`, the one place the object graph is built; nothing
+is patched after construction.  A front end then subscribes its own consumers to
+:attr:`Runtime.events` (the recorder is already subscribed, first)::
+
+    plan = plan_session(args, cwd)                    # new, --resume, --continue, --session-id
+    runtime = await build_runtime(args, cwd, plan, ask=...)
+    runtime.events.subscribe(HeadlessEmitter(...))    # or SessionUpdates for ACP
+    finished = await runtime.agent.run_turn(prompt)
+    await runtime.aclose()
+
+Bad flags or configuration raise :class:`~headwire.errors.UsageError` before anything runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from headwire import __version__
+from headwire.cli.flags import split_list
+from headwire.errors import UsageError
+from headwire.events import Broadcast
+from headwire.io.stdio import warn
+from headwire.runtime.agent import Agent, AgentConfig, AskPermission
+from headwire.runtime.agents.definitions import load_agents
+from headwire.runtime.agents.tool import AgentTool
+from headwire.runtime.models.base import Model
+from headwire.runtime.record_events import RecordingSubscriber
+from headwire.runtime.recording import (
+    Recorder,
+    RecordingError,
+    conversation_of,
+    find_session,
+    latest_session,
+)
+from headwire.runtime.storage import ArtifactStore, data_dir
+from headwire.runtime.tools.base import ApprovalMode, Tool
+
+Closer = Callable[[], Awaitable[None]]
+
+
+@dataclass(frozen=True, slots=True)
+class SessionPlan:
+    """Which session a run continues: its id and the conversation recorded so far."""
+
+    session_id: str
+    conversation: list[dict[str, Any]] = field(default_factory=list)
+
+
+def plan_session(args: argparse.Namespace, cwd: Path, root: Path | None = None) -> SessionPlan:
+    """The session ``--resume``, ``--continue`` or ``--session-id`` names (else a new one)."""
+    root = data_dir() if root is None else root
+    try:
+        if getattr(args, "resume", None):
+            path = find_session(root, cwd, args.resume)
+            return SessionPlan(args.resume, conversation_of(path))
+        if getattr(args, "continue_", False):
+            latest = latest_session(root, cwd)
+            if latest is not None:
+                return SessionPlan(latest.stem, conversation_of(latest))
+    except RecordingError as exc:
+        raise UsageError(str(exc)) from None
+    return SessionPlan(getattr(args, "session_id", None) or str(uuid.uuid4()))
+
+
+def build_model(args: argparse.Namespace) -> Model:
+    """The model the flags ask for: scripted (offline) or an OpenAI-compatible server."""
+    from headwire.runtime.models.scripted import ScriptedModel, ScriptError, load_script
+
+    spec = args.script
+    model = args.model or os.environ.get("OPENAI_MODEL")
+    if spec is None and model and (model == "scripted" or model.startswith("scripted:")):
+        spec = model.partition(":")[2] or os.environ.get("HEADWIRE_SCRIPT") or "demo"
+    if spec is not None:
+        try:
+            return ScriptedModel(load_script(spec), name=args.model or "scripted")
+        except ScriptError as exc:
+            raise UsageError(str(exc)) from None
+    if args.auth_type not in (None, "openai"):
+        raise UsageError(f"--auth-type {args.auth_type} is not supported; use --auth-type openai")
+    from headwire.runtime.models.openai import OpenAIModel, resolve_openai_config
+
+    try:
+        base_url, api_key, name = resolve_openai_config(
+            os.environ, args.openai_base_url, args.openai_api_key, args.model
+        )
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    return OpenAIModel(base_url, api_key, name)
+
+
+async def close_model(model: Model) -> None:
+    """Release the model's connections (an HTTP client)."""
+    aclose = getattr(model, "aclose", None)
+    if aclose is not None:
+        await aclose()
+
+
+async def check_flags(args: argparse.Namespace) -> None:
+    """Fail fast on flags that cannot work (the model's setup), before serving anything."""
+    await close_model(build_model(args))
+
+
+@dataclass
+class Runtime:
+    """The object graph of one session, and how to take it down."""
+
+    agent: Agent
+    events: Broadcast
+    recorder: Recorder
+    closers: list[Closer] = field(default_factory=list)
+
+    async def aclose(self) -> None:
+        """Stop the MCP servers, release the model, close the recording (each step runs even
+        when an earlier one fails)."""
+        errors: list[BaseException] = []
+        for close in reversed(self.closers):
+            try:
+                await close()
+            except Exception as exc:
+                errors.append(exc)
+        self.recorder.close()
+        if errors:
+            raise errors[0]
+
+
+def approval_mode(args: argparse.Namespace) -> ApprovalMode:
+    """``--yolo`` or ``--approval-mode`` (default ``default``)."""
+    mode: ApprovalMode = "yolo" if args.yolo else (args.approval_mode or "default")
+    return mode
+
+
+async def _mcp_tools(
+    args: argparse.Namespace, cwd: Path, acp_servers: Sequence[dict[str, Any]] | None
+) -> tuple[list[Tool], Callable[[], list[dict[str, Any]]], Closer | None]:
+    """Connect the MCP servers (the settings files and ``--mcp-config``, or what an ACP client
+    sent): their tools after ``--exclude-tools``, their live statuses, their closer."""
+    from headwire.runtime.mcp.setup import McpConfigError, mcp_tools, start_acp_mcp, start_mcp
+
+    try:
+        if acp_servers is None:
+            manager = await start_mcp(
+                data_dir(),
+                cwd,
+                getattr(args, "mcp_config", None),
+                debug=bool(getattr(args, "debug", False)),
+                version=__version__,
+            )
+        else:
+            manager = (
+                await start_acp_mcp(list(acp_servers), version=__version__) if acp_servers else None
+            )
+    except McpConfigError as exc:
+        raise UsageError(str(exc)) from None
+    if manager is None:
+        return [], lambda: [], None
+    return mcp_tools(manager, split_list(args.exclude_tools)), manager.statuses, manager.aclose
+
+
+async def build_runtime(
+    args: argparse.Namespace,
+    cwd: Path,
+    plan: SessionPlan,
+    *,
+    ask: AskPermission | None = None,
+    acp_servers: Sequence[dict[str, Any]] | None = None,
+) -> Runtime:
+    """Build a session's whole graph from the flags (see the module docstring).
+
+    ``acp_servers``: the ``mcpServers`` an ACP client sent (then the settings files and
+    ``--mcp-config`` are not read).
+    """
+    from headwire.runtime.tools.registry import builtin_tools, select_tools
+
+    root = data_dir()
+    model = build_model(args)
+    closers: list[Closer] = [lambda: close_model(model)]
+    try:
+        exclude = split_list(args.exclude_tools)
+        core = split_list(args.core_tools)
+        tools = select_tools(builtin_tools(), core or None, exclude or None)
+        agents = load_agents(root / "agents", cwd / ".headwire" / "agents", warn)
+        depth = max(0, args.max_subagent_depth)
+        if depth > 0 and "agent" not in exclude and (not core or "agent" in core):
+            tools.append(AgentTool(agents))
+        extra, statuses, close_mcp = await _mcp_tools(args, cwd, acp_servers)
+        if close_mcp is not None:
+            closers.append(close_mcp)
+        names = {t.name for t in tools}
+        tools += [t for t in extra if t.name not in names]  # built-ins keep their names
+    except BaseException:
+        for close in reversed(closers):
+            await close()
+        raise
+    config = AgentConfig(
+        session_id=plan.session_id,
+        cwd=cwd,
+        model_name=model.name,
+        approval_mode=approval_mode(args),
+        allowed_tools=tuple(split_list(args.allowed_tools)),
+        max_session_turns=args.max_session_turns,
+        system_prompt=args.system_prompt,
+        append_system_prompt=args.append_system_prompt,
+        version=__version__,
+        tool_timeout_s=args.tool_timeout,
+        workspace_dirs=tuple(Path(d).resolve() for d in split_list(args.include_directories)),
+        max_subagent_depth=depth,
+        agent_names=tuple(agents),
+        mcp_statuses=statuses,
+    )
+    recorder = Recorder(root, cwd, plan.session_id)
+    events = Broadcast()
+    events.subscribe(RecordingSubscriber(recorder, events))
+    agent = Agent(
+        config,
+        model,
+        tools,
+        events,
+        ArtifactStore(root, cwd),
+        ask=ask,
+        conversation=plan.conversation,
+    )
+    return Runtime(agent, events, recorder, closers)
+
+
+async def open_acp_runtime(
+    args: argparse.Namespace,
+    cwd: Path,
+    session_id: str,
+    *,
+    ask: AskPermission | None,
+    acp_servers: Sequence[dict[str, Any]],
+) -> Runtime:
+    """The runtime of one ACP session (``session/new`` or ``session/load``): the flags' model
+    and tools, the client's MCP servers, the session's own id (its history is read back
+    separately, before the first prompt)."""
+    ns = argparse.Namespace(**vars(args))
+    ns.resume, ns.continue_, ns.session_id = None, False, session_id
+    return await build_runtime(ns, cwd, SessionPlan(session_id), ask=ask, acp_servers=acp_servers)
+
+
+__all__ = [
+    "Runtime",
+    "SessionPlan",
+    "approval_mode",
+    "build_model",
+    "build_runtime",
+    "check_flags",
+    "close_model",
+    "open_acp_runtime",
+    "plan_session",
+]
