@@ -1,5 +1,6 @@
 """Wire encoding: bytes identical to Node's ``JSON.stringify`` and exact payload accounting."""
 
-from headwire.wire.encode import encode, encode_str, js_number, payload_bytes
+from headwire.wire.encode import encode, encode_str, js_number
+from headwire.wire.size import json_size, payload_bytes, plain_payload_bytes
 
-__all__ = ["encode", "encode_str", "js_number", "payload_bytes"]
+__all__ = ["encode", "encode_str", "js_number", "json_size", "payload_bytes", "plain_payload_bytes"]

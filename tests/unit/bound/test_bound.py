@@ -31,14 +31,14 @@ from headwire.projection import (
     project_acp_tool_call_update,
     project_tool_result_content,
 )
-from headwire.projection.acp import allocate_payload_budgets
+from headwire.projection.fair_share import allocate_payload_budgets
 from headwire.wire import encode
 from tests.paths import PACKAGE
 from tests.strategies import adversarial_text, json_values
 
 BUDGET = TOOL_RESULT_JSON_BYTE_BUDGET
 MARKER = HEADLESS_TRUNCATION_MARKER
-BOUND_PY = PACKAGE / "bound.py"
+BOUND_PKG = PACKAGE / "bound"
 
 
 def tool_result(content: Any, *, key: str = "content") -> dict[str, Any]:
@@ -122,8 +122,9 @@ def _split_lf(data: bytes) -> list[bytes]:
 # -- purity -----------------------------------------------------------------------------------
 
 
-def test_bound_module_does_no_io() -> None:
-    tree = ast.parse(BOUND_PY.read_text())
+@pytest.mark.parametrize("path", sorted(BOUND_PKG.glob("*.py")), ids=lambda p: p.name)
+def test_bound_module_does_no_io(path: Any) -> None:
+    tree = ast.parse(path.read_text())
     roots = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -156,8 +157,8 @@ demands_st = st.lists(st.integers(0, 5000), max_size=12)
 def test_water_fill_matches_the_acp_allocator_at_the_acp_reserve(
     demands: list[int], available: int
 ) -> None:
-    assert allocate_payload_budgets(demands, available, reserve=41) == allocate_payload_budgets(
-        demands, available
+    assert allocate_payload_budgets(demands, available, 41) == allocate_payload_budgets(
+        demands, available, reserve=41
     )
 
 
@@ -389,7 +390,7 @@ def test_blank_lines_and_exotic_numbers_are_not_malformed(line: bytes) -> None:
 def test_a_line_that_cannot_be_bounded_goes_out_with_an_error(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import headwire.bound as bound
+    import headwire.bound.blocks as bound
 
     def explode(text: str) -> str:
         raise ValueError("boom")
@@ -655,7 +656,7 @@ def _decodes(data: bytes) -> bool:
 def test_the_utf8_check_agrees_with_strict_decoding(data: bytes, prefix: bytes) -> None:
     """Invariant: ``_is_utf8`` (orjson's up-front check, or its decoding fallback) accepts
     exactly what Python's strict UTF-8 decoder accepts."""
-    import headwire.bound as bound
+    import headwire.bound.lines as bound
 
     sample = prefix + data
     assert bound._is_utf8(sample) == _decodes(sample)
@@ -669,6 +670,6 @@ def test_the_utf8_check_agrees_with_strict_decoding(data: bytes, prefix: bytes) 
 
 def test_orjson_still_checks_utf8_before_parsing() -> None:
     """The fast UTF-8 check relies on this; if it changes, ``_is_utf8`` decodes instead."""
-    import headwire.bound as bound
+    import headwire.bound.lines as bound
 
     assert bound._ORJSON_CHECKS_UTF8_FIRST
