@@ -166,7 +166,6 @@ def project_text_block_list(blocks: list[Any]) -> list[Any]:
     texts = _pure_texts(blocks)
     if texts is not None:
         return _project_pure(blocks, texts)
-    return blocks
     slots = [i for i, b in enumerate(blocks) if isinstance(b, str) or _is_text_block(b)]
     if not slots:
         return blocks
@@ -187,4 +186,7 @@ def bound_tool_result_content(content: Any) -> Any:
         return project_tool_result_content(content)
     if isinstance(content, list):
         return project_text_block_list(content)
+    if _is_text_block(content):
+        (projected,) = project_text_block_list([content])
+        return projected
     return content

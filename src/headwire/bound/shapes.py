@@ -137,6 +137,11 @@ def _bound_update(update: Any, changes: Changes) -> Any:
     if json_size(update.get("content")) <= budget and json_size(update.get("rawOutput")) <= budget:
         return update
     projected = project_acp_tool_call_update(update)
+    if projected.get("sessionUpdate") == "tool_call_update" and not _is_a2ui(projected):
+        content = projected.get("content")
+        bounded = bound_acp_content(content)
+        if bounded is not content:
+            projected = {**projected, "content": bounded}
     if projected is update:
         return update
     for key in ("content", "rawOutput"):
