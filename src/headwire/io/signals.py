@@ -6,7 +6,11 @@ error ``result`` and records it, a shell tool's process group is killed, MCP ser
 down, the recorder is closed), and the run then returns ``128 + signal number``: ``130``
 (``ExitCode.INTERRUPTED``) or ``143`` (``ExitCode.TERMINATED``), as a shell reports a process
 killed by that signal.  Further signals during that cleanup are noted and ignored; the cleanup is
-bounded by its own timeouts.
+bounded by its own timeouts.  That stays true after the event loop's handlers are removed:
+until the process exits, a further SIGINT or SIGTERM is noted on stderr and ignored, so a
+second signal that arrives while ``asyncio.run`` shuts down (two SIGINTs 50 ms apart) cannot
+kill the process by the signal instead of its exit code.  Once the run has returned its exit
+code, both signals are ignored for the few steps left before the process exits.
 
 A signal the parent set to be ignored (``SIG_IGN``, e.g. a ``nohup`` or a background job of
 a non-interactive shell) stays ignored.
@@ -41,18 +45,26 @@ def run_cancellable(main: Coroutine[Any, Any, int]) -> int:
     received: list[signal.Signals] = []
     wanted = _wanted()
 
+    def note(signum: signal.Signals) -> None:
+        if received:
+            warn(f"headwire: {signum.name} received again; still shutting down")
+            return
+        received.append(signum)
+        warn(f"headwire: {signum.name} received; stopping")
+
+    def late(signum: int, _frame: object) -> None:
+        note(signal.Signals(signum))
+
     async def guarded() -> int:
         loop = asyncio.get_running_loop()
         task = asyncio.current_task()
         assert task is not None
 
         def on_signal(signum: signal.Signals) -> None:
-            if received:
-                warn(f"headwire: {signum.name} received again; still shutting down")
-                return
-            received.append(signum)
-            warn(f"headwire: {signum.name} received; stopping")
-            task.cancel()
+            first = not received
+            note(signum)
+            if first:
+                task.cancel()
 
         installed: list[signal.Signals] = []
         for signum in wanted:
@@ -71,9 +83,16 @@ def run_cancellable(main: Coroutine[Any, Any, int]) -> int:
         finally:
             for signum in installed:
                 loop.remove_signal_handler(signum)
-        return 128 + int(received[0]) if received else code
+                signal.signal(signum, late)  # until exit: noted, never fatal
+        return code
 
-    return asyncio.run(guarded())
+    code = asyncio.run(guarded())
+    # The run is over and its exit code decided.  Python's finalization resets handlers written
+    # in Python to the default (which would let a late signal kill the process by the signal),
+    # but keeps an ignored one ignored.
+    for signum in wanted:
+        signal.signal(signum, signal.SIG_IGN)
+    return 128 + int(received[0]) if received else code
 
 
 __all__ = ["run_cancellable"]

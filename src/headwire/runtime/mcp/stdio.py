@@ -63,6 +63,8 @@ class ProcessState:
     process: asyncio.subprocess.Process | None = None
     closed: bool = False
     shutting_down: bool = False
+    hurry: bool = False
+    """Stop without the stdin-EOF grace period (the server never finished starting)."""
     stderr_tail: deque[bytes] = field(default_factory=deque)
     stderr_bytes: int = 0
 
@@ -108,12 +110,13 @@ async def _wait_exit(proc: asyncio.subprocess.Process, timeout: float) -> bool:
     return True
 
 
-async def _stop(proc: asyncio.subprocess.Process) -> None:
-    """Spec shutdown: stdin closed, then SIGTERM, then SIGKILL, to the whole process group."""
+async def _stop(proc: asyncio.subprocess.Process, hurry: bool = False) -> None:
+    """Spec shutdown: stdin closed, then SIGTERM, then SIGKILL, to the whole process group
+    (``hurry``: SIGTERM at once, for a server that never finished starting)."""
     if proc.stdin is not None:
         with contextlib.suppress(OSError, RuntimeError):
             proc.stdin.close()
-    if not await _wait_exit(proc, EXIT_GRACE_S):
+    if not await _wait_exit(proc, 0 if hurry else EXIT_GRACE_S):
         _signal_group(proc.pid, signal.SIGTERM)
         if not await _wait_exit(proc, TERM_GRACE_S):
             _signal_group(proc.pid, signal.SIGKILL)
@@ -220,7 +223,7 @@ async def stdio_transport(
                 write_send.close()
                 with anyio.move_on_after(FLUSH_S):
                     await writer_done.wait()
-                await _stop(proc)
+                await _stop(proc, state.hurry)
                 state.returncode = proc.returncode
                 for stream in (read_recv, write_send, read_send, write_recv):
                     await stream.aclose()
