@@ -17,7 +17,7 @@ texts_st = st.lists(
 
 @given(
     texts_st,
-    st.integers(-100, 40_000),
+    st.integers(0, 40_000),
     st.sampled_from([HEADLESS_TRUNCATION_MARKER, ACP_TRUNCATION_MARKER]),
 )
 def test_shared_texts_fit_and_keep_what_fits(texts: list[str], available: int, marker: str) -> None:
