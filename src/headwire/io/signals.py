@@ -9,8 +9,9 @@ killed by that signal.  Further signals during that cleanup are noted and ignore
 bounded by its own timeouts.  That stays true after the event loop's handlers are removed:
 until the process exits, a further SIGINT or SIGTERM is noted on stderr and ignored, so a
 second signal that arrives while ``asyncio.run`` shuts down (two SIGINTs 50 ms apart) cannot
-kill the process by the signal instead of its exit code.  Once the run has returned its exit
-code, both signals are ignored for the few steps left before the process exits.
+kill the process by the signal instead of its exit code.  The handlers in place before are
+back once the run returns; the CLI then calls :func:`ignore_until_exit` for the few steps left
+before the process exits.
 
 A signal the parent set to be ignored (``SIG_IGN``, e.g. a ``nohup`` or a background job of
 a non-interactive shell) stays ignored.
@@ -19,11 +20,17 @@ a non-interactive shell) stays ignored.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
 from collections.abc import Coroutine
 from typing import Any
 
 from headwire.io.stdio import warn
+
+_DEFAULTS: dict[signal.Signals, Any] = {
+    signal.SIGINT: signal.default_int_handler,
+    signal.SIGTERM: signal.SIG_DFL,
+}
 
 
 def _wanted() -> list[signal.Signals]:
@@ -87,12 +94,19 @@ def run_cancellable(main: Coroutine[Any, Any, int]) -> int:
         return code
 
     code = asyncio.run(guarded())
-    # The run is over and its exit code decided.  Python's finalization resets handlers written
-    # in Python to the default (which would let a late signal kill the process by the signal),
-    # but keeps an ignored one ignored.
     for signum in wanted:
-        signal.signal(signum, signal.SIG_IGN)
+        if signal.getsignal(signum) is late:
+            signal.signal(signum, _DEFAULTS[signum])
     return 128 + int(received[0]) if received else code
 
 
-__all__ = ["run_cancellable"]
+def ignore_until_exit() -> None:
+    """Ignore SIGINT and SIGTERM from now on: the process is about to exit with a code already
+    decided.  (Python's finalization resets handlers written in Python to the default, which
+    would let a late signal kill the process by the signal; an ignored one stays ignored.)"""
+    for signum in _DEFAULTS:
+        with contextlib.suppress(ValueError, OSError):  # not the main thread
+            signal.signal(signum, signal.SIG_IGN)
+
+
+__all__ = ["ignore_until_exit", "run_cancellable"]
