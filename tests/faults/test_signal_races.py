@@ -52,6 +52,7 @@ def test_a_signal_while_an_mcp_server_starts_exits_at_once(
     wait_until(
         lambda: any(str(SERVER) in c for c in descendants(cli.pid).values()),
         "the MCP server to start",
+        timeout=60,  # the CLI imports the MCP SDK first, which is slow on a loaded machine
     )
     time.sleep(0.3)  # the connection attempt is under way
     started = time.monotonic()

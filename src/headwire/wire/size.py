@@ -42,15 +42,24 @@ def _string_size(value: str) -> int:
 
 
 def json_size(value: Any) -> int:
-    """``len(encode(value))`` for any JSON value, without encoding long strings in one piece."""
-    if isinstance(value, str):
-        return _string_size(value)
-    if isinstance(value, dict):
-        members = sum(_string_size(k) + 1 + json_size(v) for k, v in value.items())
-        return 2 + members + max(len(value) - 1, 0)
-    if isinstance(value, list | tuple):
-        return 2 + sum(json_size(v) for v in value) + max(len(value) - 1, 0)
-    return len(encode(value))
+    """``len(encode(value))`` for any JSON value, without encoding long strings in one piece
+    (and without recursion: any nesting depth is measured)."""
+    total = 0
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            total += _string_size(item)
+        elif isinstance(item, dict):
+            total += 2 + 2 * len(item) - (1 if item else 0)  # braces, colons, commas
+            total += sum(_string_size(k) for k in item)
+            pending.extend(item.values())
+        elif isinstance(item, list | tuple):
+            total += 2 + max(len(item) - 1, 0)
+            pending.extend(item)
+        else:
+            total += len(encode(item))
+    return total
 
 
 def payload_bytes(s: str) -> int:
