@@ -70,8 +70,7 @@ class Recorder:
                 size = os.fstat(fd).st_size
                 if size and os.pread(fd, 1, size - 1) != b"\n":
                     self._file.write(b"\n")  # end a line torn by a crash; readers skip it
-            data = encode(entry)
-            del entry  # a tool result's display may be hundreds of MB: hold one copy at a time
+            data = encode(entry)  # a display may be hundreds of MB: no second copy to add "\n"
             self._file.write(data)
             del data
             self._file.write(b"\n")
