@@ -36,11 +36,13 @@ reordered.  Malformed lines (not UTF-8, not JSON) are reported on stderr as
 
 _EPILOG = """\
 formats:
-  stream-json  one event per line; "user" messages whose tool_result content is a string or a
-               list of text blocks (the blocks share one 65,536-byte budget)
+  stream-json  one event per line; "user" messages whose tool_result content is a string, a
+               list of blocks (its texts share one 65,536-byte budget; image and other
+               blocks are kept whole) or one text block
   json         one JSON array of such messages per line (upstream's -o json)
   acp          JSON-RPC lines; tool_call_update session updates, live or replayed by
-               session/load, use the ACP projection
+               session/load, use the ACP projection (text blocks that it exempts, next to
+               diffs or images or with extra keys, share the budget the same way)
 
 exit status:
   0    success

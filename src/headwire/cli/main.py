@@ -23,6 +23,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     from headwire.cli.agent_cmd import run_agent
     from headwire.io.memory import pin_mmap_threshold
+    from headwire.io.signals import ignore_until_exit
 
     pin_mmap_threshold()
-    return run_agent(args)
+    code = run_agent(args)
+    ignore_until_exit()  # the exit code is decided: a late signal must not kill the process
+    return code

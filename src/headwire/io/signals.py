@@ -6,7 +6,12 @@ error ``result`` and records it, a shell tool's process group is killed, MCP ser
 down, the recorder is closed), and the run then returns ``128 + signal number``: ``130``
 (``ExitCode.INTERRUPTED``) or ``143`` (``ExitCode.TERMINATED``), as a shell reports a process
 killed by that signal.  Further signals during that cleanup are noted and ignored; the cleanup is
-bounded by its own timeouts.
+bounded by its own timeouts.  That stays true after the event loop's handlers are removed:
+until the process exits, a further SIGINT or SIGTERM is noted on stderr and ignored, so a
+second signal that arrives while ``asyncio.run`` shuts down (two SIGINTs 50 ms apart) cannot
+kill the process by the signal instead of its exit code.  The handlers in place before are
+back once the run returns; the CLI then calls :func:`ignore_until_exit` for the few steps left
+before the process exits.
 
 A signal the parent set to be ignored (``SIG_IGN``, e.g. a ``nohup`` or a background job of
 a non-interactive shell) stays ignored.
@@ -15,11 +20,17 @@ a non-interactive shell) stays ignored.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
 from collections.abc import Coroutine
 from typing import Any
 
 from headwire.io.stdio import warn
+
+_DEFAULTS: dict[signal.Signals, Any] = {
+    signal.SIGINT: signal.default_int_handler,
+    signal.SIGTERM: signal.SIG_DFL,
+}
 
 
 def _wanted() -> list[signal.Signals]:
@@ -41,18 +52,26 @@ def run_cancellable(main: Coroutine[Any, Any, int]) -> int:
     received: list[signal.Signals] = []
     wanted = _wanted()
 
+    def note(signum: signal.Signals) -> None:
+        if received:
+            warn(f"headwire: {signum.name} received again; still shutting down")
+            return
+        received.append(signum)
+        warn(f"headwire: {signum.name} received; stopping")
+
+    def late(signum: int, _frame: object) -> None:
+        note(signal.Signals(signum))
+
     async def guarded() -> int:
         loop = asyncio.get_running_loop()
         task = asyncio.current_task()
         assert task is not None
 
         def on_signal(signum: signal.Signals) -> None:
-            if received:
-                warn(f"headwire: {signum.name} received again; still shutting down")
-                return
-            received.append(signum)
-            warn(f"headwire: {signum.name} received; stopping")
-            task.cancel()
+            first = not received
+            note(signum)
+            if first:
+                task.cancel()
 
         installed: list[signal.Signals] = []
         for signum in wanted:
@@ -71,9 +90,23 @@ def run_cancellable(main: Coroutine[Any, Any, int]) -> int:
         finally:
             for signum in installed:
                 loop.remove_signal_handler(signum)
-        return 128 + int(received[0]) if received else code
+                signal.signal(signum, late)  # until exit: noted, never fatal
+        return code
 
-    return asyncio.run(guarded())
+    code = asyncio.run(guarded())
+    for signum in wanted:
+        if signal.getsignal(signum) is late:
+            signal.signal(signum, _DEFAULTS[signum])
+    return 128 + int(received[0]) if received else code
 
 
-__all__ = ["run_cancellable"]
+def ignore_until_exit() -> None:
+    """Ignore SIGINT and SIGTERM from now on: the process is about to exit with a code already
+    decided.  (Python's finalization resets handlers written in Python to the default, which
+    would let a late signal kill the process by the signal; an ignored one stays ignored.)"""
+    for signum in _DEFAULTS:
+        with contextlib.suppress(ValueError, OSError):  # not the main thread
+            signal.signal(signum, signal.SIG_IGN)
+
+
+__all__ = ["ignore_until_exit", "run_cancellable"]

@@ -20,19 +20,19 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from headwire.projection.fair_share import allocate_payload_budgets, share_payload_budget
 from headwire.projection.json_string import (
     JSON_STRING_DELIMITER_BYTES,
     json_string_json_bytes,
     json_string_payload_bytes,
     truncate_json_string_payload,
 )
-from headwire.wire.encode import encode
+from headwire.wire.size import json_size
 
 __all__ = [
     "ACP_TOOL_RESULT_JSON_BYTE_BUDGET",
     "ACP_TRUNCATION_MARKER",
     "MAX_CANONICAL_TEXT_BLOCKS",
-    "allocate_payload_budgets",
     "is_a2ui_tool_meta",
     "project_acp_tool_call_update",
 ]
@@ -122,91 +122,22 @@ def _fallback_content() -> Blocks:
     return [_text_block(ACP_TRUNCATION_MARKER)]
 
 
-def allocate_payload_budgets(
-    demands: list[int], available: int, reserve: int = _MARKER_PAYLOAD_BYTES
-) -> list[int] | None:
-    """Share ``available`` payload bytes among texts demanding ``demands`` bytes (max-min fair).
-
-    Each text first gets ``min(demand, reserve)`` (by default the ACP marker's payload, so a cut
-    text always holds its marker); ``None`` when even that does not fit.
-    The rest is water-filled: a common level rises over the remaining capacities (ties broken by
-    index), and the indivisible remainder goes one byte each, in index order, to the texts that
-    could still use more.  Deterministic, and never more than ``available`` in total.
-    """
-    base = [min(d, reserve) for d in demands]
-    remaining = available - sum(base)
-    if remaining < 0:
-        return None
-    capacities = [d - b for d, b in zip(demands, base, strict=True)]
-    order = sorted((c, i) for i, c in enumerate(capacities) if c > 0)
-    active = len(order)
-    position = 0
-    level = 0
-    remainder = 0
-    while position < len(order) and active > 0 and remaining > 0:
-        next_level = order[position][0]
-        cost = (next_level - level) * active
-        if cost > remaining:
-            level += remaining // active
-            remainder = remaining % active
-            remaining = 0
-            break
-        level = next_level
-        remaining -= cost
-        while position < len(order) and order[position][0] == next_level:
-            position += 1
-            active -= 1
-    allocations = [b + min(c, level) for b, c in zip(base, capacities, strict=True)]
-    for index, capacity in enumerate(capacities):
-        if remainder == 0:
-            break
-        if capacity > level:
-            allocations[index] += 1
-            remainder -= 1
-    return allocations
-
-
 def _project_content(original: Blocks) -> Blocks:
     """Bound a list of pure text blocks; the same list object when it already fits."""
     if len(original) > MAX_CANONICAL_TEXT_BLOCKS:
         return _fallback_content()
     available = ACP_TOOL_RESULT_JSON_BYTE_BUDGET - _skeleton_bytes(len(original))
     texts: list[str] = [block["content"]["text"] for block in original]
-    remaining = available
-    for text in texts:
-        size = json_string_payload_bytes(text, remaining)
-        if size > remaining:
-            break
-        remaining -= size
-    else:
+    shared = share_payload_budget(texts, available, ACP_TRUNCATION_MARKER)
+    if shared is None:
+        return _fallback_content()
+    if shared is texts:
         return original
-    base_scans = [json_string_payload_bytes(t, _MARKER_PAYLOAD_BYTES) for t in texts]
-    base = [min(s, _MARKER_PAYLOAD_BYTES) for s in base_scans]
-    base_total = sum(base)
-    if base_total > available:
-        return _fallback_content()
-    demands: list[int] = []
-    for text, scan, reserved in zip(texts, base_scans, base, strict=True):
-        if scan <= _MARKER_PAYLOAD_BYTES:
-            demands.append(scan)
-            continue
-        maximum = available - base_total + reserved
-        size = json_string_payload_bytes(text, maximum)
-        demands.append(size if size <= maximum else maximum + 1)
-    allocations = allocate_payload_budgets(demands, available)
-    if allocations is None:
-        return _fallback_content()
     projected: Blocks = [
-        block
-        if demand <= allocation
-        else _text_block(
-            truncate_json_string_payload(
-                block["content"]["text"], demand, allocation, ACP_TRUNCATION_MARKER
-            )
-        )
-        for block, demand, allocation in zip(original, demands, allocations, strict=True)
+        block if new is old else _text_block(new)
+        for block, old, new in zip(original, texts, shared, strict=True)
     ]
-    if len(encode(projected)) <= ACP_TOOL_RESULT_JSON_BYTE_BUDGET:
+    if json_size(projected) <= ACP_TOOL_RESULT_JSON_BYTE_BUDGET:
         return projected
     return _fallback_content()
 
@@ -297,7 +228,7 @@ def _map_shell_text(result: dict[str, Any], fn: Callable[[str], str]) -> dict[st
 def _project_shell_result(raw: dict[str, Any]) -> dict[str, Any]:
     structured = _map_shell_text(raw, lambda text: text)
     projected = raw if set(raw) == _SHELL_KEYS else structured
-    if len(encode(structured)) <= ACP_TOOL_RESULT_JSON_BYTE_BUDGET:
+    if json_size(structured) <= ACP_TOOL_RESULT_JSON_BYTE_BUDGET:
         return projected
     demands: list[int] = []
 
@@ -307,7 +238,7 @@ def _project_shell_result(raw: dict[str, Any]) -> dict[str, Any]:
 
     skeleton = _map_shell_text(structured, measure)
     budgets = allocate_payload_budgets(
-        demands, ACP_TOOL_RESULT_JSON_BYTE_BUDGET - len(encode(skeleton))
+        demands, ACP_TOOL_RESULT_JSON_BYTE_BUDGET - json_size(skeleton), _MARKER_PAYLOAD_BYTES
     )
     if budgets is None:
         raise ValueError("shell_result skeleton leaves no room for its texts")

@@ -15,10 +15,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-import orjson
-
 from headwire.errors import HeadwireError
-from headwire.wire.encode import encode_str
+from headwire.wire.size import json_size, payload_bytes, plain_payload_bytes
 
 __all__ = [
     "JSON_STRING_DELIMITER_BYTES",
@@ -41,8 +39,7 @@ _SLACK = 32
 step when galloping away from an interpolated estimate."""
 
 
-def _payload(s: str) -> int:
-    return len(encode_str(s)) - JSON_STRING_DELIMITER_BYTES
+_payload = payload_bytes
 
 
 class _Surrogates(HeadwireError):
@@ -51,10 +48,10 @@ class _Surrogates(HeadwireError):
 
 def _plain_payload(s: str) -> int:
     """:func:`_payload` of a slice without surrogate code points (raises :class:`_Surrogates`)."""
-    try:
-        return len(orjson.dumps(s)) - JSON_STRING_DELIMITER_BYTES
-    except TypeError:  # orjson refuses exactly the surrogate code points
-        raise _Surrogates from None
+    size = plain_payload_bytes(s)
+    if size is None:
+        raise _Surrogates
+    return size
 
 
 def _bounded_payload(value: str, stop_after: float) -> int:
@@ -93,7 +90,7 @@ def json_string_payload_bytes(value: str, stop_after: float = math.inf) -> int:
 
 def json_string_json_bytes(value: str) -> int:
     """``UTF8_BYTES(JSON.stringify(value))``: the payload plus the two quotes."""
-    return _payload(value) + JSON_STRING_DELIMITER_BYTES
+    return json_size(value)
 
 
 def _join_pairs(window: str) -> str:

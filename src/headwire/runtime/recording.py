@@ -70,7 +70,10 @@ class Recorder:
                 size = os.fstat(fd).st_size
                 if size and os.pread(fd, 1, size - 1) != b"\n":
                     self._file.write(b"\n")  # end a line torn by a crash; readers skip it
-            self._file.write(encode(entry) + b"\n")
+            data = encode(entry)  # a display may be hundreds of MB: no second copy to add "\n"
+            self._file.write(data)
+            del data
+            self._file.write(b"\n")
             self._file.flush()
         except (OSError, ValueError) as exc:
             self.failed = f"{type(exc).__name__}: {exc}"

@@ -31,7 +31,7 @@ from typing import Any
 
 import orjson
 
-__all__ = ["encode", "encode_str", "js_number", "payload_bytes"]
+__all__ = ["encode", "encode_str", "js_number"]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
@@ -58,11 +58,6 @@ def encode_str(s: str) -> bytes:
     # each remaining lone surrogate into \udxxx while encoding to UTF-8.
     joined = _join_pairs(s) if _PAIR.search(s) is not None else s
     return _stdlib_json.dumps(joined, ensure_ascii=False).encode("utf-8", "backslashreplace")
-
-
-def payload_bytes(s: str) -> int:
-    """Bytes of ``s`` inside its JSON quotes: ``len(encode(s)) - 2``."""
-    return len(encode_str(s)) - 2
 
 
 def js_number(x: float) -> str:

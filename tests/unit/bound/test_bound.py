@@ -17,6 +17,7 @@ from headwire.bound import (
     BoundFilter,
     Format,
     bound_line,
+    bound_tool_result_content,
     bound_value,
     first_long_line,
     json_size,
@@ -31,14 +32,14 @@ from headwire.projection import (
     project_acp_tool_call_update,
     project_tool_result_content,
 )
-from headwire.projection.acp import allocate_payload_budgets
+from headwire.projection.fair_share import allocate_payload_budgets
 from headwire.wire import encode
 from tests.paths import PACKAGE
 from tests.strategies import adversarial_text, json_values
 
 BUDGET = TOOL_RESULT_JSON_BYTE_BUDGET
 MARKER = HEADLESS_TRUNCATION_MARKER
-BOUND_PY = PACKAGE / "bound.py"
+BOUND_PKG = PACKAGE / "bound"
 
 
 def tool_result(content: Any, *, key: str = "content") -> dict[str, Any]:
@@ -122,8 +123,9 @@ def _split_lf(data: bytes) -> list[bytes]:
 # -- purity -----------------------------------------------------------------------------------
 
 
-def test_bound_module_does_no_io() -> None:
-    tree = ast.parse(BOUND_PY.read_text())
+@pytest.mark.parametrize("path", sorted(BOUND_PKG.glob("*.py")), ids=lambda p: p.name)
+def test_bound_module_does_no_io(path: Any) -> None:
+    tree = ast.parse(path.read_text())
     roots = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -156,8 +158,8 @@ demands_st = st.lists(st.integers(0, 5000), max_size=12)
 def test_water_fill_matches_the_acp_allocator_at_the_acp_reserve(
     demands: list[int], available: int
 ) -> None:
-    assert allocate_payload_budgets(demands, available, reserve=41) == allocate_payload_budgets(
-        demands, available
+    assert allocate_payload_budgets(demands, available, 41) == allocate_payload_budgets(
+        demands, available, reserve=41
     )
 
 
@@ -225,17 +227,116 @@ def test_text_block_key_order_is_kept() -> None:
     assert len(encode(projected)) == BUDGET
 
 
+IMAGE = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iV"}}
+
+
+def textual_fields(content: Any) -> list[str]:
+    """Every textual field of a headless ``tool_result.content``, whatever its shape."""
+    if isinstance(content, str):
+        return [content]
+    items = content if isinstance(content, list) else [content]
+    return [
+        b if isinstance(b, str) else b["text"]
+        for b in items
+        if isinstance(b, str)
+        or (isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str))
+    ]
+
+
 @pytest.mark.parametrize(
     "blocks",
     [
         [{"type": "text", "text": "x" * 100_000, "cache_control": None}],
-        [{"type": "text", "text": "x" * 100_000}, {"type": "image", "source": {}}],
-        [{"type": "text", "text": 5}],
+        [{"type": "text", "text": "x" * 100_000}, IMAGE],
+        [IMAGE, {"type": "text", "text": "x" * 60_000}, {"type": "text", "text": "y" * 60_000}],
         ["x" * 100_000],
     ],
 )
-def test_lists_that_are_not_pure_text_blocks_are_left_alone(blocks: list[Any]) -> None:
-    assert project_text_block_list(blocks) is blocks
+def test_every_textual_field_of_other_lists_is_bounded(blocks: list[Any]) -> None:
+    """Finding (issue 11): text + image lists, text blocks with extra keys and bare strings
+    went out at full size; now the texts share the budget and every other block is kept."""
+    projected = project_text_block_list(blocks)
+    assert projected is not blocks
+    assert len(encode(projected)) <= BUDGET
+    assert len(projected) == len(blocks)
+    for before, after in zip(blocks, projected, strict=True):
+        if isinstance(before, dict) and before.get("type") != "text":
+            assert after is before
+        elif isinstance(before, dict):
+            assert list(after) == list(before)
+            assert {k: v for k, v in after.items() if k != "text"} == {
+                k: v for k, v in before.items() if k != "text"
+            }
+    assert all(MARKER in text for text in textual_fields(projected))
+    assert project_text_block_list(projected) is projected
+
+
+def test_lists_without_text_are_left_alone() -> None:
+    for blocks in ([{"type": "text", "text": 5}], [IMAGE, {"x": "y" * 70_000}], []):
+        assert project_text_block_list(blocks) is blocks
+
+
+def test_a_single_text_block_object_is_bounded() -> None:
+    block = {"type": "text", "text": "s" * 100_000, "cache_control": {"type": "ephemeral"}}
+    projected = bound_tool_result_content(block)
+    assert isinstance(projected, dict) and list(projected) == list(block)
+    assert len(encode([projected])) <= BUDGET and MARKER in projected["text"]
+    assert bound_tool_result_content(projected) is projected
+    small = {"type": "text", "text": "ok"}
+    assert bound_tool_result_content(small) is small
+    assert bound_tool_result_content(IMAGE) is IMAGE
+
+
+def test_an_image_over_the_budget_leaves_each_text_at_most_the_marker() -> None:
+    huge = {**IMAGE, "source": {**IMAGE["source"], "data": "A" * 200_000}}
+    blocks = [{"type": "text", "text": "t" * 100_000}, huge, {"type": "text", "text": "ok"}]
+    projected = project_text_block_list(blocks)
+    assert projected[1] is huge and projected[2] is blocks[2]
+    assert projected[0] == {"type": "text", "text": MARKER}
+    assert project_text_block_list(projected) is projected
+
+
+long_texts = st.tuples(adversarial_text(20), st.integers(0, 4000)).map(lambda t: t[0] * t[1])
+slot_st = st.one_of(
+    long_texts.map(lambda t: {"type": "text", "text": t}),
+    long_texts.map(lambda t: {"text": t, "type": "text", "cache_control": None}),
+    long_texts,
+    st.integers(0, 3000).map(lambda n: {**IMAGE, "source": {"data": "A" * n}}),
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(slot_st, max_size=6))
+def test_any_list_has_every_textual_field_bounded(blocks: list[Any]) -> None:
+    """Invariant: whatever the list, the result fits the budget, or else every textual field
+    is at most the marker; non-textual blocks are kept; bounding twice changes nothing."""
+    projected = project_text_block_list(blocks)
+    assert project_text_block_list(projected) is projected
+    assert len(projected) == len(blocks) or projected == text_blocks(MARKER)
+    if len(encode(blocks)) <= BUDGET:
+        assert projected is blocks
+    if len(encode(projected)) > BUDGET:
+        assert all(len(encode(t)) <= len(encode(MARKER)) for t in textual_fields(projected))
+    if projected != text_blocks(MARKER):
+        for before, after in zip(blocks, projected, strict=True):
+            if not textual_fields([before]):
+                assert after is before
+
+
+def test_mixed_acp_content_is_bounded_too() -> None:
+    """ACP content upstream exempts (extra keys, text next to a diff) is bounded by
+    ``headwire bound --format acp``; the projection itself still follows upstream."""
+    diff = {"type": "diff", "path": "/a", "oldText": None, "newText": "n"}
+    text = {"type": "content", "content": {"type": "text", "text": "z" * 100_000}}
+    update = {**acp_update("unused"), "content": [text, diff]}
+    assert project_acp_tool_call_update(update) is update
+    new, fields = bound_value(session_update(update), Format.ACP)
+    content = new["params"]["update"]["content"]
+    assert len(encode(content)) <= BUDGET and content[1] is diff
+    assert ACP_TRUNCATION_MARKER in content[0]["content"]["text"]
+    assert len(fields) == 1
+    a2ui = {**update, "_meta": {"toolName": "present_ui"}}
+    assert bound_value(session_update(a2ui), Format.ACP)[1] == ()
 
 
 def test_too_many_text_blocks_collapse_to_one_marker_block() -> None:
@@ -320,6 +421,7 @@ def test_whitespace_and_terminator_are_kept(lead: bytes, end: bytes) -> None:
         {**tool_result("x" * 70_000), "type": "assistant"},
         tool_result("x" * 70_000, key="text"),
         tool_result({"nested": "x" * 70_000}),
+        tool_result({"type": "image", "data": "x" * 70_000}),
         {"type": "user", "message": {"role": "user", "content": "x" * 70_000}},
         {"type": "user", "message": {"content": [{"type": "text", "text": "x" * 70_000}]}},
         ["not", "a", "message", "x" * 70_000],
@@ -389,7 +491,7 @@ def test_blank_lines_and_exotic_numbers_are_not_malformed(line: bytes) -> None:
 def test_a_line_that_cannot_be_bounded_goes_out_with_an_error(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import headwire.bound as bound
+    import headwire.bound.blocks as bound
 
     def explode(text: str) -> str:
         raise ValueError("boom")
@@ -655,7 +757,7 @@ def _decodes(data: bytes) -> bool:
 def test_the_utf8_check_agrees_with_strict_decoding(data: bytes, prefix: bytes) -> None:
     """Invariant: ``_is_utf8`` (orjson's up-front check, or its decoding fallback) accepts
     exactly what Python's strict UTF-8 decoder accepts."""
-    import headwire.bound as bound
+    import headwire.bound.lines as bound
 
     sample = prefix + data
     assert bound._is_utf8(sample) == _decodes(sample)
@@ -669,6 +771,6 @@ def test_the_utf8_check_agrees_with_strict_decoding(data: bytes, prefix: bytes) 
 
 def test_orjson_still_checks_utf8_before_parsing() -> None:
     """The fast UTF-8 check relies on this; if it changes, ``_is_utf8`` decodes instead."""
-    import headwire.bound as bound
+    import headwire.bound.lines as bound
 
     assert bound._ORJSON_CHECKS_UTF8_FIRST

@@ -272,6 +272,29 @@ def test_acp_format_bounds_tool_call_updates() -> None:
     assert second == other
 
 
+def test_claude_code_text_and_image_results_are_bounded() -> None:
+    """Finding (issue 11): Claude Code writes MCP results as text + image lists, a text block
+    may carry extra keys, and content may be one block object; each went out at 1 MB."""
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "i"}}
+    text = {"type": "text", "text": "m" * MIB}
+    lines = [
+        tool_result_line([text, image]),
+        tool_result_line([{**text, "cache_control": {"type": "ephemeral"}}]),
+        tool_result_line(text),
+    ]
+    result = run_bound(b"".join(lines), "--stats")
+    assert result.returncode == 0, result.stderr
+    out = lf_lines(result.stdout)
+    assert len(out) == 3
+    for line in out:
+        assert len(line) < BUDGET + 1024
+        assert encode(HEADLESS_TRUNCATION_MARKER)[1:-1] in line
+    assert content_of(out[0])[1] == image
+    assert content_of(out[1])[0]["cache_control"] == {"type": "ephemeral"}
+    assert content_of(out[2])["type"] == "text"
+    assert b"3 lines, 3 bounded (3 fields" in result.stderr
+
+
 # -- exit codes ----------------------------------------------------------------------------------
 
 

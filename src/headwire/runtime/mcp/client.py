@@ -177,6 +177,11 @@ class ServerConnection:
             await self._halt(grace_s=0)
             self._set("failed", reason)
             return False
+        except BaseException:  # cancelled (a signal): stop the attempt now, then go on
+            ready.cancel()  # nobody waits for it any more: never set an exception on it
+            await self._halt(grace_s=0)
+            self._set("failed", "the start was cancelled")
+            raise
         self._set("connected", None)
         return True
 
@@ -261,6 +266,11 @@ class ServerConnection:
         if runner is None:
             return
         self._stop.set()
+        if self.status != "connected":
+            # still starting (or gone): no polite shutdown to wait for, stop the process now
+            grace_s = 0
+            if self.process is not None:
+                self.process.hurry = True
         if not runner.done() and grace_s > 0:
             await asyncio.wait({runner}, timeout=grace_s)
         if not runner.done():

@@ -12,15 +12,21 @@ Content blocks become *parts*:
 
 ``structuredContent`` is prepended as compact JSON unless a text part already equals it.  The
 model text is the text parts joined by newlines (``(<tool> completed with no output)`` when
-blank); the display joins every part, media as ``[mime]``.  Blocks are read by attribute, so
-both the SDK's models and simple stand-ins work.
+blank); the display joins every part, media as ``[mime]``, and is the model text itself (the
+same object) when there is no media.  Blocks are read by attribute, so both the SDK's models
+and simple stand-ins work.
+
+Because parts are joined by newlines, a run of adjacent plain text blocks renders exactly as
+one block holding their texts joined by ``\n``: :class:`TextRunFolder` folds such runs (into
+blocks of about eight million characters) as a large result streams in (see
+:mod:`headwire.runtime.mcp.large`), so memory follows the text, not the number of blocks.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 
@@ -94,12 +100,90 @@ def render(tool: str, registered_name: str, content: Any, structured: Any = None
     parts = result_parts(tool, content, structured)
     texts = [p.text for p in parts if p.text is not None]
     has_media = any(p.mime is not None for p in parts)
-    model_text = texts[0] if len(texts) == 1 else "\n".join(texts)
-    if not model_text.strip() and not has_media:
+    joined = texts[0] if len(texts) == 1 else "\n".join(texts)
+    model_text = joined
+    if not has_media and (not joined or joined.isspace()):  # ``not strip()``, without a copy
         model_text = f"({registered_name} completed with no output)"
+    if not has_media:
+        return Rendered(model_text, joined)  # every part is text: the display is the same text
     shown = [p.text if p.text is not None else f"[{p.mime}]" for p in parts]
     display = shown[0] if len(shown) == 1 else "\n".join(shown)
     return Rendered(model_text, display)
+
+
+_FOLD_PIECES = 1024
+"""Texts joined into one chunk at a time while a run is folded."""
+_FOLD_CHARS = 8 << 20
+"""A folded block holds about this many characters at most: a run becomes a few long blocks
+(which render joins anyway), never one copy of the whole run made while the parse holds the
+response line; and each is large enough (over glibc's pinned 4 MiB mmap threshold, see
+:mod:`headwire.io.memory`) to be its own mapping, returned to the system once freed."""
+
+
+def _is_plain_text(block: Any) -> bool:
+    """Exactly ``{"type": "text", "text": str}``: a block whose only part is its text."""
+    return (
+        isinstance(block, dict)
+        and len(block) == 2
+        and block.get("type") == "text"
+        and isinstance(block.get("text"), str)
+    )
+
+
+@dataclass(slots=True)
+class TextRunFolder:
+    """Content blocks in, the same blocks out, with each run of adjacent plain text blocks
+    folded into as few ``{"type": "text", "text": ...}`` blocks as hold about
+    :data:`_FOLD_CHARS` characters each, their texts joined by ``"\n"``.
+
+    :func:`render` gives the folded list the same model text and display as the original
+    (for a result without ``structuredContent`` and not ``isError``), because it joins adjacent
+    text parts with ``"\n"`` too.  A block that is not plain text, and a plain text block that
+    folds with no other, is kept as the very object, in order.
+    """
+
+    _out: list[Any] = field(default_factory=list)
+    _first: Any = None  # the run's first block, kept as is when nothing folds with it
+    _pieces: list[str] = field(default_factory=list)  # texts not yet joined into a chunk
+    _chunks: list[str] = field(default_factory=list)  # joined pieces of the current block
+    _chars: int = 0
+
+    def append(self, block: Any) -> None:
+        """Take the next block (named like ``list.append``, so a parser can fill it)."""
+        if not _is_plain_text(block):
+            self._flush()
+            self._out.append(block)
+            return
+        text: str = block["text"]
+        if self._first is None:
+            self._first = block
+        self._pieces.append(text)
+        self._chars += len(text) + 1
+        if len(self._pieces) >= _FOLD_PIECES:  # never hold a block object per text
+            self._chunks.append("\n".join(self._pieces))
+            self._pieces.clear()
+        if self._chars >= _FOLD_CHARS:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self._first is None:
+            return
+        if not self._chunks and len(self._pieces) == 1:
+            self._out.append(self._first)
+        else:
+            self._chunks.append("\n".join(self._pieces))
+            self._pieces.clear()
+            text = self._chunks[0] if len(self._chunks) == 1 else "\n".join(self._chunks)
+            self._out.append({"type": "text", "text": text})
+        self._first = None
+        self._pieces.clear()
+        self._chunks.clear()
+        self._chars = 0
+
+    def blocks(self) -> list[Any]:
+        """The folded blocks (call once, after the last :meth:`append`)."""
+        self._flush()
+        return self._out
 
 
 def error_text(tool: str, args: dict[str, Any], raw_result: dict[str, Any]) -> str:

@@ -3,9 +3,11 @@
 Same contract as the SDK's ``stdio_client`` (an async context manager yielding the read and
 write streams a ``ClientSession`` drives), with three differences that matter here:
 
-* framing is linear: a message is found with ``StreamReader.readuntil`` (which never rescans
-  what it has searched), so a 20 MB result costs one parse, not a quadratic re-split; big
-  messages are parsed off the event loop;
+* framing is linear: stdout is read a chunk at a time, each chunk is searched once for the
+  newline and a long message grows in one buffer, so a 20 MB result costs one copy and one
+  parse, not a quadratic re-split (nor a read buffer that doubles past the message); big
+  messages are parsed off the event loop, and a big tool result block by block with its text
+  runs folded (:mod:`headwire.runtime.mcp.large`), so memory follows its bytes, not its blocks;
 * the server's stderr is captured (its last lines explain a failed start) and echoed to ours
   only when ``debug`` is on, like upstream, so tracebacks a server logs do not flood the CLI;
 * shutdown follows the MCP spec (close stdin, wait, SIGTERM the process group, wait, SIGKILL)
@@ -21,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import signal
 import sys
 from collections import deque
@@ -34,9 +37,15 @@ import mcp_types as types
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.shared.message import SessionMessage
 
+from headwire.runtime.mcp.large import STREAM_PARSE_BYTES, read_tool_response
+
 MAX_MESSAGE_BYTES = 256 * 1024 * 1024
 """A message longer than this drops the connection (the call fails, the session goes on)."""
 OFFLOAD_PARSE_BYTES = 1 << 20
+READ_CHUNK = 1 << 20
+"""Bytes per read of the server's stdout (also the stream's buffer limit: the pipe is not read
+ahead of the parser by more than twice this)."""
+_NOT_BLANK = re.compile(rb"[^ \t\n\r\x0b\x0c]")
 EXIT_GRACE_S = 2.0
 TERM_GRACE_S = 2.0
 KILL_WAIT_S = 2.0
@@ -63,6 +72,8 @@ class ProcessState:
     process: asyncio.subprocess.Process | None = None
     closed: bool = False
     shutting_down: bool = False
+    hurry: bool = False
+    """Stop without the stdin-EOF grace period (the server never finished starting)."""
     stderr_tail: deque[bytes] = field(default_factory=deque)
     stderr_bytes: int = 0
 
@@ -85,8 +96,15 @@ class ProcessState:
         return text[-limit:]
 
 
-def _parse(line: bytes) -> SessionMessage | Exception:
+def _parse(line: bytes | bytearray) -> SessionMessage | Exception:
+    """One message; a large tool result is read block by block with its text runs folded
+    (:mod:`headwire.runtime.mcp.large`), anything else by the SDK's own parser."""
     try:
+        if len(line) > STREAM_PARSE_BYTES:
+            folded = read_tool_response(line)
+            if folded is not None:
+                message = types.jsonrpc_message_adapter.validate_python(folded, by_name=False)
+                return SessionMessage(message)
         return SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
     except ValueError as exc:
         return exc
@@ -108,12 +126,13 @@ async def _wait_exit(proc: asyncio.subprocess.Process, timeout: float) -> bool:
     return True
 
 
-async def _stop(proc: asyncio.subprocess.Process) -> None:
-    """Spec shutdown: stdin closed, then SIGTERM, then SIGKILL, to the whole process group."""
+async def _stop(proc: asyncio.subprocess.Process, hurry: bool = False) -> None:
+    """Spec shutdown: stdin closed, then SIGTERM, then SIGKILL, to the whole process group
+    (``hurry``: SIGTERM at once, for a server that never finished starting)."""
     if proc.stdin is not None:
         with contextlib.suppress(OSError, RuntimeError):
             proc.stdin.close()
-    if not await _wait_exit(proc, EXIT_GRACE_S):
+    if not await _wait_exit(proc, 0 if hurry else EXIT_GRACE_S):
         _signal_group(proc.pid, signal.SIGTERM)
         if not await _wait_exit(proc, TERM_GRACE_S):
             _signal_group(proc.pid, signal.SIGKILL)
@@ -146,7 +165,7 @@ async def stdio_transport(
         cwd=launch.cwd,
         env=launch.env,
         start_new_session=True,
-        limit=MAX_MESSAGE_BYTES,
+        limit=READ_CHUNK,
     )
     state.pid, state.process = proc.pid, proc
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
@@ -155,7 +174,7 @@ async def stdio_transport(
     write_send, write_recv = anyio.create_memory_object_stream[SessionMessage](0)
     writer_done = anyio.Event()
 
-    async def deliver(line: bytes) -> None:
+    async def deliver(line: bytes | bytearray) -> None:
         if len(line) > OFFLOAD_PARSE_BYTES:
             item = await anyio.to_thread.run_sync(_parse, line)
         else:
@@ -163,24 +182,31 @@ async def stdio_transport(
         await read_send.send(item)
 
     async def reader() -> None:
+        # A line that spans reads grows in one buffer (past glibc's mmap threshold it is its own
+        # mapping, grown without copying and returned at once): no pieces to join.
+        partial = bytearray()
         try:
             async with read_send:
-                while True:
-                    try:
-                        line = await stdout.readuntil(b"\n")
-                    except asyncio.IncompleteReadError as exc:
-                        if exc.partial.strip():
-                            await deliver(exc.partial)
-                        break
-                    except asyncio.LimitOverrunError:
-                        await read_send.send(
-                            ValueError(
-                                f"MCP message over {MAX_MESSAGE_BYTES} bytes; connection dropped"
-                            )
-                        )
-                        break
-                    if line.strip():
-                        await deliver(line)
+                while chunk := await stdout.read(READ_CHUNK):
+                    start = 0
+                    while (end := chunk.find(b"\n", start) + 1) > 0:
+                        if partial:
+                            partial += memoryview(chunk)[start:end]
+                            line: bytes | bytearray = partial
+                            partial = bytearray()
+                        else:
+                            line = chunk[start:end] if start or end < len(chunk) else chunk
+                        if _NOT_BLANK.search(line):
+                            await deliver(line)
+                        del line
+                        start = end
+                    partial += memoryview(chunk)[start:]
+                    if len(partial) > MAX_MESSAGE_BYTES:
+                        message = f"MCP message over {MAX_MESSAGE_BYTES} bytes; connection dropped"
+                        await read_send.send(ValueError(message))
+                        return
+                if _NOT_BLANK.search(partial):
+                    await deliver(partial)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
             pass
         finally:
@@ -220,7 +246,7 @@ async def stdio_transport(
                 write_send.close()
                 with anyio.move_on_after(FLUSH_S):
                     await writer_done.wait()
-                await _stop(proc)
+                await _stop(proc, state.hurry)
                 state.returncode = proc.returncode
                 for stream in (read_recv, write_send, read_send, write_recv):
                     await stream.aclose()

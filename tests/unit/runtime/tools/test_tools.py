@@ -628,3 +628,17 @@ def test_every_tool_has_a_consistent_schema() -> None:
         schema = tool.parameters
         assert schema["type"] == "object" and set(schema["required"]) <= set(schema["properties"])
         assert tool.description and tool.display_name
+
+
+def test_shell_output_sniffed_as_binary_is_not_decoded() -> None:
+    """Upstream's sniff: a NUL among the first 512 bytes makes the output binary, which is not
+    decoded (its text is empty); a NUL later is decoded like any other byte."""
+    from headwire.runtime.tools.shell import BINARY_SNIFF_BYTES, RunResult, output_text
+
+    binary = b"\x7fELF\x02\x01\x01\x00" + bytes(range(256)) * 4
+    assert output_text(RunResult(binary, len(binary), 0, "exit")) == ()
+    late = b"x" * BINARY_SNIFF_BYTES + b"\x00tail"
+    assert output_text(RunResult(late, len(late), 0, "exit")) == (late.decode(),)
+    capped = RunResult(binary, len(binary) * 2, 0, "exit")
+    (notice,) = output_text(capped)
+    assert notice.startswith("[Output exceeded the maximum captured size")
