@@ -62,8 +62,11 @@ def children() -> set[int]:
     """Live child processes of this process (Linux)."""
     out: set[int] = set()
     for task in Path(f"/proc/{os.getpid()}/task").iterdir():
-        with open(task / "children") as f:
-            out |= {int(pid) for pid in f.read().split()}
+        try:
+            with open(task / "children") as f:
+                out |= {int(pid) for pid in f.read().split()}
+        except FileNotFoundError:  # the thread ended while we looked
+            continue
     return {pid for pid in out if _alive(pid)}
 
 
