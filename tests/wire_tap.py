@@ -26,6 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 TAPS: list[Path] = []
 """Tap folders made during the running test (validated and cleared by the conftest hook)."""
+_KEEP: list[io.TextIOWrapper] = []
 
 
 def launcher(folder: Path, name: str = "headwire-launcher") -> Path:
@@ -94,12 +95,16 @@ def run(tap: str) -> int:
         target=_relay, args=(real_stdin, write_end, stdin_tap), daemon=True, name="wire-tap"
     ).start()
     # sys.stdin reads fd 0, now the relay's pipe (nothing was read from it before)
-    sys.stdout = io.TextIOWrapper(
+    tee = io.TextIOWrapper(
         io.BufferedWriter(_Tee(stdout_tap)), encoding="utf-8", line_buffering=True
     )
+    # kept referenced (as sys.__stdout__ keeps the real one): ACP mode rebinds sys.stdout, and
+    # a collected wrapper would close the buffer headwire still writes its frames to
+    _KEEP.append(tee)
+    sys.stdout = tee
     from headwire.cli.main import main
 
     try:
         return main()
     finally:
-        sys.stdout.flush()
+        tee.flush()

@@ -21,6 +21,8 @@ from typing import Any
 
 import pytest
 
+from headwire.projection.acp import ACP_TRUNCATION_MARKER as ACP_MARKER
+from headwire.wire import encode
 from tests.e2e.helpers import BIG_COMMAND, ROOT, env_for, write_script
 from tests.wire_tap import launcher
 
@@ -47,22 +49,22 @@ def node() -> str:
     return str(shutil.which("node"))
 
 
-def drive(node: str, script: str, tmp: Path, timeout: float = 90, **config: Any) -> dict[str, Any]:
-    """Run ``tests/js/SCRIPT`` with ``config`` (plus launcher, cwd, env); its JSON summary."""
+def drive(node: str, driver: str, tmp: Path, timeout: float = 90, **config: Any) -> dict[str, Any]:
+    """Run ``tests/js/DRIVER`` with ``config`` (plus launcher, cwd, env); its JSON summary."""
     home, proj = tmp / "home", tmp / "proj"
     home.mkdir(parents=True, exist_ok=True)
     proj.mkdir(parents=True, exist_ok=True)
     env = {k: v for k, v in env_for(home).items() if k in ("HOME", "HEADWIRE_HOME")}
     config = {"launcher": str(launcher(tmp)), "cwd": str(proj), "env": env, **config}
     done = subprocess.run(
-        [node, str(JS / script), json.dumps(config)],
+        [node, str(JS / driver), json.dumps(config)],
         cwd=JS,
         capture_output=True,
         timeout=timeout,
         check=False,
     )
     stdout = done.stdout.decode()
-    assert done.returncode == 0, f"{script} exited {done.returncode}: {done.stderr.decode()}"
+    assert done.returncode == 0, f"{driver} exited {done.returncode}: {done.stderr.decode()}"
     summary: dict[str, Any] = json.loads(stdout.strip().splitlines()[-1])
     assert "thrown" not in summary, summary["thrown"]
     return summary
@@ -116,3 +118,58 @@ def test_claude_agent_sdk_session_denial_interrupt_and_max_turns(node: str, tmp_
     last = out["maxTurns"][-1]
     assert last["subtype"] == "error_max_turns" and last["is_error"]
     assert len(last["errors"]) == 1 and "max session turns" in last["errors"][0]
+
+
+def test_qwen_code_sdk_session_denial_interrupt_and_max_turns(node: str, tmp_path: Path) -> None:
+    script = two_turn_script(tmp_path)
+    over = write_script(
+        tmp_path / "over.jsonl",
+        [{"tool": "glob", "args": {"pattern": "*"}}, {"text": "never"}],
+    )
+    out = drive(
+        node, "qwen.mjs", tmp_path, model=f"scripted:{script}", maxTurnsModel=f"scripted:{over}"
+    )
+    session = out["session"]
+    assert session["asked"] == ["run_shell_command", "write_file", "run_shell_command"]
+    first, second, third = session["turns"]
+    results = [r for m in first if m["type"] == "user" for r in m["results"]]
+    assert results[1] == {"is_error": True, "content": "writes are not allowed here"}
+    assert first[-1]["result"] == "turn one done" and first[-1]["denials"] == ["write_file"]
+    assert second[-1]["subtype"] == "error_during_execution"
+    assert second[-1]["errors"] == ["Operation cancelled."]
+    assert third[-1]["result"] == "after the interrupt"
+    last = out["maxTurns"][-1]
+    assert last["subtype"] == "error_max_turns" and last["is_error"]
+
+
+def test_agentclientprotocol_sdk_bounded_updates_rejection_and_cancel(
+    node: str, tmp_path: Path
+) -> None:
+    proj = tmp_path / "proj"
+    script = write_script(
+        tmp_path / "s.jsonl",
+        [
+            {"tool": "run_shell_command", "args": {"command": BIG_COMMAND}},
+            {"text": "done"},
+            {"tool": "write_file", "args": {"file_path": str(proj / "r.txt"), "content": "x"}},
+            {"text": "not shown: the rejection stops the turn at this model call"},
+            {"tool": "run_shell_command", "args": {"command": "sleep 30"}},
+            {"text": "never"},
+        ],
+    )
+    out = drive(node, "acp.mjs", tmp_path, script=str(script))
+    assert out["protocolVersion"] == 1 and out["exit"] == 0, out["stderr"]
+    assert out["stops"] == ["end_turn", "end_turn", "cancelled"]
+    assert out["permissions"] == ["run_shell_command", "write_file", "run_shell_command"]
+    finals = [
+        u
+        for u in out["updates"]
+        if u["sessionUpdate"] == "tool_call_update" and u["status"] in ("completed", "failed")
+    ]
+    big, rejected, cancelled = finals
+    assert big["status"] == "completed"
+    assert len(encode(big["rawOutput"])) == 65_536
+    assert ACP_MARKER in big["rawOutput"] and big["rawOutput"].startswith("x" * 1000)
+    assert len(encode(big["content"])) <= 65_536
+    assert rejected["status"] == "failed" and cancelled["status"] == "failed"
+    assert not (proj / "r.txt").exists()
