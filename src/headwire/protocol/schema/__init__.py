@@ -211,7 +211,8 @@ def _explain(error: Any) -> str:
                 else type(instance).__name__
             )
             return f"{error.json_path}: no message shape matches {keys}"
-        error = min(min(fitting, key=len), key=lambda e: (-len(e.path), e.message))
+        branch = min(fitting, key=lambda errs: len(errs))
+        error = min(branch, key=lambda e: (-len(e.path), e.message))
     return f"{error.json_path}: {error.message}"
 
 
