@@ -213,7 +213,13 @@ def _explain(error: Any) -> str:
             return f"{error.json_path}: no message shape matches {keys}"
         branch = min(fitting, key=lambda errs: len(errs))
         error = min(branch, key=lambda e: (-len(e.path), e.message))
-    return f"{error.json_path}: {error.message}"
+    message = error.message
+    if len(message) > _MESSAGE_CHARS and isinstance(error.instance, str | list | dict):
+        # the message quotes a long value: name its kind and size instead
+        kind, size = type(error.instance).__name__, len(error.instance)
+        rule = f"{error.validator} {error.validator_value!r}"
+        message = f"{rule} failed for a {kind} of length {size:,}"
+    return f"{error.json_path}: {message}"
 
 
 def _max_json_bytes(validator: Any, limit: Any, instance: Any, schema: Any) -> Iterator[Any]:

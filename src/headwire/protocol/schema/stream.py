@@ -19,11 +19,13 @@ from headwire.protocol.schema import Mode, validator
 __all__ = ["FORMAT_MODES", "StreamCheck"]
 
 FORMAT_MODES: dict[str, tuple[Mode, bool]] = {
-    "stream-json": ("headless", False),
+    "stream-json": ("dual", False),
     "json": ("headless", True),
     "acp": ("acp", False),
 }
-"""``headwire bound --format`` -> (schema mode, whether each line is a JSON array of messages)."""
+"""``headwire bound --format`` -> (schema mode, whether each line is a JSON array of messages).
+A stream-JSON stream is checked as the Dual Output sidecar's, which is every headless message
+plus the sidecar's session_start and session_end."""
 
 
 class StreamCheck:
