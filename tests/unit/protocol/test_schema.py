@@ -392,3 +392,38 @@ def test_validators_do_not_share_state() -> None:
     before = copy.deepcopy(document())
     validator("dual", "input").errors({"type": "submit"})
     assert document() == before
+
+
+_GOLDEN = _golden()
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 3) | st.text(max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, len(_GOLDEN) - 1), st.integers(0, 50), st.booleans(), _json_values)
+def test_the_fast_path_agrees_with_the_full_schema(
+    index: int, which: int, delete: bool, value: Any
+) -> None:
+    """The fast path (a message checked against the shapes its discriminators name) never
+    accepts what the root's oneOf rejects, nor rejects what it accepts."""
+    where, mode, message = _GOLDEN[index]
+    message = copy.deepcopy(message)
+    target = message
+    if isinstance(target.get("message"), dict) and which % 2:
+        target = target["message"]
+    keys = sorted(target)
+    key = keys[which % len(keys)]
+    if delete:
+        del target[key]
+    else:
+        target[key] = value
+    for upstream in (False, True):
+        check = validator(mode, upstream=upstream)  # type: ignore[arg-type]
+        full = bool(check._validator.is_valid(message))
+        assert check.is_valid(message) == full, (where, key)
+        assert (not check.errors(message)) == full, (where, key)

@@ -154,10 +154,19 @@ class WireValidator:
         )
         self._validator = cls(schema)
         self.mode, self.direction, self.upstream = mode, direction, upstream
+        # the fast path: the root's message shapes, each with its discriminators' values and
+        # a validator of its own, so a message is checked against the shapes it names only
+        defs = schema["$defs"]
+        self._shapes = [
+            (_discriminators(defs[name]), cls({**schema, "$ref": _DEFS + name}))
+            for name in _leaves(schema["$ref"], defs)
+        ]
 
     def errors(self, message: Any) -> list[str]:
         """Why ``message`` does not validate (empty when it does): the most relevant error,
         as ``<JSON path>: <reason>``, cut to a few hundred characters."""
+        if self._fast_valid(message):
+            return []
         first = next(iter(self._validator.iter_errors(message)), None)
         if first is None:
             return []
@@ -166,7 +175,59 @@ class WireValidator:
 
     def is_valid(self, message: Any) -> bool:
         """Whether ``message`` validates."""
-        return bool(self._validator.is_valid(message))
+        return self._fast_valid(message) or bool(self._validator.is_valid(message))
+
+    def _fast_valid(self, message: Any) -> bool:
+        """Valid against exactly one of the shapes whose discriminators it carries (what the
+        root's ``oneOf`` asks, without trying every other shape); ``False``: not known."""
+        if not isinstance(message, dict):
+            return False
+        matches = 0
+        for keys, check in self._shapes:
+            named = all(_allows(rule, message.get(key, _MISSING)) for key, rule in keys.items())
+            if named and check.is_valid(message):
+                matches += 1
+        return matches == 1
+
+
+_MISSING = object()
+
+
+def _leaves(target: str, defs: dict[str, Any]) -> list[str]:
+    """The message shapes (``$defs`` names) a root stands for: its ``oneOf``, flattened."""
+    name = target[len(_DEFS) :]
+    branches = defs[name].get("oneOf")
+    if not branches:
+        return [name]
+    out: list[str] = []
+    for branch in branches:
+        ref = branch.get("$ref") if isinstance(branch, dict) else None
+        if not isinstance(ref, str):
+            return [name]  # an inline branch: check the whole root
+        out += _leaves(ref, defs)
+    return out
+
+
+def _discriminators(shape: dict[str, Any]) -> dict[str, Any]:
+    """The shape's discriminator properties with their ``const``/``enum``/``not`` rule."""
+    props = shape.get("properties", {})
+    out = {}
+    for key in _DISCRIMINATORS:
+        rule = props.get(key)
+        if isinstance(rule, dict) and ({"const", "enum", "not"} & set(rule)):
+            out[key] = rule
+    return out
+
+
+def _allows(rule: dict[str, Any], value: Any) -> bool:
+    """Whether a discriminator ``value`` can satisfy ``rule`` (a missing value cannot)."""
+    if value is _MISSING:
+        return False
+    if "const" in rule:
+        return bool(value == rule["const"] and type(value) is type(rule["const"]))
+    if "enum" in rule:
+        return value in rule["enum"]
+    return True  # "not": left to the shape's own validator
 
 
 _DISCRIMINATORS = frozenset(
