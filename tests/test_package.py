@@ -12,6 +12,7 @@ interpreter's site-packages through a ``.pth`` line, so nothing is downloaded.
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import re
 import shutil
@@ -207,6 +208,7 @@ def test_build_check_install_and_quick_start(tmp_path: Path) -> None:
         entry_points = whl.read(ep_name).decode()
     assert "headwire/py.typed" in names
     assert {f"headwire/runtime/data/{f}" for f in DATA_FILES} <= names
+    assert "headwire/protocol/schema/wire.json" in names
     assert not any(n.startswith(("tests/", "benchmarks/")) for n in names)
     assert not any("__pycache__" in n or n.endswith(".pyc") for n in names)
     assert meta["Name"] == "headwire" and meta["Version"] == headwire.__version__
@@ -217,7 +219,7 @@ def test_build_check_install_and_quick_start(tmp_path: Path) -> None:
         for r in meta.get_all("Requires-Dist") or []
         if "extra ==" not in r
     }
-    assert required == {"orjson", "httpx", "mcp", "ijson"}
+    assert required == {"orjson", "httpx", "mcp", "ijson", "jsonschema"}
     assert "headwire = headwire.cli.main:main" in entry_points
 
     # A fresh environment: the console script, the version, the installed package is the wheel's.
@@ -232,6 +234,15 @@ def test_build_check_install_and_quick_start(tmp_path: Path) -> None:
         check=True,
     )
     assert version.stdout.strip() == headwire.__version__
+    schema = subprocess.run(
+        [str(exe), "schema", "--mode", "acp"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=_clean_env(),
+        check=True,
+    )
+    assert json.loads(schema.stdout)["x-mode"] == "acp"  # the schema is package data
     where = subprocess.run(
         [str(venv / "bin" / "python"), "-c", "import headwire; print(headwire.__file__)"],
         capture_output=True,

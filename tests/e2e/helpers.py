@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tests.wire_schema import check_run
+
 ROOT = Path(__file__).resolve().parents[2]
 BIG_COMMAND = "python3 -c \"print('x'*499998)\""
 BIG_OUTPUT = b"x" * 499_998 + b"\n"
@@ -47,9 +49,14 @@ def run_cli(
     *,
     stdin: bytes | None = None,
     timeout: float = 60,
+    check_input: bool = True,
     **extra_env: str,
 ) -> Proc:
-    """Run ``python -m headwire ARGS`` with ``tmp/proj`` as cwd and ``tmp/home`` as home."""
+    """Run ``python -m headwire ARGS`` with ``tmp/proj`` as cwd and ``tmp/home`` as home.
+
+    Every stdout line, and every stdin line sent, is checked against the wire schema
+    (:func:`tests.wire_schema.check_run`); ``check_input=False`` for a test that sends
+    deliberately malformed messages."""
     home = tmp / "home"
     proj = tmp / "proj"
     home.mkdir(parents=True, exist_ok=True)
@@ -63,6 +70,7 @@ def run_cli(
         timeout=timeout,
         check=False,
     )
+    check_run(args, done.stdout, stdin, check_input=check_input)
     return Proc(done.returncode, done.stdout, done.stderr.decode("utf-8", "replace"), home)
 
 

@@ -11,6 +11,7 @@ from typing import Any
 from headwire.projection import ACP_TRUNCATION_MARKER
 from headwire.wire import encode
 from tests.e2e.helpers import env_for, write_script
+from tests.wire_schema import check_line
 
 SERVER = Path(__file__).resolve().parents[1] / "fakes" / "mcp_server.py"
 
@@ -62,6 +63,7 @@ def run_acp_session(tmp: Path, server_name: str, tool: str, size: int) -> list[d
         while True:
             line = proc.stdout.readline()
             assert line, "stdout closed early"
+            check_line("acp", "output", line, f"stdout line {len(frames) + 1}")
             frame: dict[str, Any] = json.loads(line)
             frames.append(frame)
             if frame.get("id") == msg_id and "method" not in frame:

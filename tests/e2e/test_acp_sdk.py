@@ -26,6 +26,7 @@ from headwire.runtime.tools.registry import builtin_tools
 from headwire.wire import encode
 from tests.e2e.helpers import BIG_COMMAND, BIG_OUTPUT, env_for, recordings, write_script
 from tests.shapes import shape, upstream_shapes
+from tests.wire_schema import check_message
 
 acp = pytest.importorskip("acp")
 schema = pytest.importorskip("acp.schema")
@@ -54,7 +55,10 @@ class Client:
         self.updates.append(update)
 
     def observe(self, event: Any) -> None:
+        """Every frame both ways: checked against the wire schema, updates collected."""
         message = event.message
+        incoming = event.direction.value == "incoming"
+        check_message("acp", "output" if incoming else "input", message, "acp frame")
         if event.direction.value == "incoming" and message.get("method") == "session/update":
             self.raw.append(message["params"]["update"])
 

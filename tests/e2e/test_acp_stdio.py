@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.e2e.helpers import BIG_COMMAND, env_for, write_script
+from tests.wire_schema import check_line
 
 MAX_UPDATE_LINE = 140_000
 """Upstream's frame for the same output is 131,347 bytes."""
@@ -49,6 +50,7 @@ def test_raw_stdio_framing(tmp_path: Path) -> None:
             assert line, "stdout closed early"
             assert line.endswith(b"\n")
             lines.append(line)
+            check_line("acp", "output", line, f"stdout line {len(lines)}")
             message: dict[str, Any] = json.loads(line)  # every line is one JSON object
             if "id" in message and "method" not in message and message["id"] == msg_id:
                 return message

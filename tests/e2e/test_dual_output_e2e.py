@@ -14,11 +14,13 @@ from typing import Any
 from headwire.projection import HEADLESS_TRUNCATION_MARKER
 from headwire.wire import encode
 from tests.e2e.helpers import BIG_COMMAND, env_for, run_cli, write_script
+from tests.wire_schema import check_stream
 
 BASE = ["--model", "scripted:demo", "--yolo", "-o", "text", "-p", "go"]
 
 
 def events(raw: bytes) -> list[dict[str, Any]]:
+    check_stream("dual", "output", raw, "sidecar", torn_tail=True)
     return [json.loads(line) for line in raw.decode().splitlines() if line.strip()]
 
 

@@ -1,6 +1,7 @@
 """End to end: the published ``claude-agent-sdk`` (PyPI) driving headwire as its CLI.
 
-``cli_path`` points at a shebang launcher; the SDK passes Claude Code's flags (``--verbose``,
+``cli_path`` points at a shebang launcher (:func:`tests.wire_tap.launcher`: the wire both ways
+is checked against the schema after each test); the SDK passes Claude Code's flags (``--verbose``,
 ``--system-prompt ""``, ``--permission-prompt-tool stdio`` ...), which headwire maps or notes
 and ignores, and parses every message with its strict parser (``message.model`` on assistant
 messages, the result's required keys).
@@ -9,29 +10,15 @@ messages, the result's required keys).
 from __future__ import annotations
 
 import asyncio
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.e2e.helpers import ROOT, env_for, write_script
+from tests.e2e.helpers import env_for, write_script
+from tests.wire_tap import launcher
 
 claude = pytest.importorskip("claude_agent_sdk")
-
-
-def launcher(tmp: Path) -> Path:
-    """An executable script (``cli_path`` is executed directly) running this checkout."""
-    path = tmp / "headwire-launcher"
-    path.write_text(
-        f"#!{sys.executable}\n"
-        "import sys\n"
-        f"sys.path[:0] = [{str(ROOT / 'src')!r}]\n"
-        "from headwire.cli.main import main\n"
-        "raise SystemExit(main())\n"
-    )
-    path.chmod(0o755)
-    return path
 
 
 def options(tmp: Path, **extra: Any) -> Any:

@@ -31,6 +31,7 @@ from headwire.sdk import (
 )
 from headwire.wire import encode
 from tests.e2e.helpers import env_for, recordings, write_script
+from tests.wire_tap import launcher
 
 T = TypeVar("T")
 
@@ -55,6 +56,7 @@ def options(tmp: Path, **kw: Any) -> Options:
     home, proj = tmp / "home", tmp / "proj"
     home.mkdir(parents=True, exist_ok=True)
     proj.mkdir(parents=True, exist_ok=True)
+    kw.setdefault("executable", str(launcher(tmp)))  # the wire is checked after the test
     return Options(cwd=proj, env=env_for(home), **kw)
 
 

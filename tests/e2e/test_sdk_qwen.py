@@ -8,30 +8,16 @@ sessions keep every line small; the 499,999-byte session is covered with headwir
 from __future__ import annotations
 
 import asyncio
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.e2e.helpers import ROOT, env_for, write_script
+from tests.e2e.helpers import env_for, write_script
+from tests.wire_tap import launcher
 
 qwen_code_sdk = pytest.importorskip("qwen_code_sdk")
-
-
-def launcher(tmp: Path) -> Path:
-    """A ``.py`` that runs this checkout's headwire (with a shebang, for direct execution too)."""
-    path = tmp / "headwire_launcher.py"
-    path.write_text(
-        f"#!{sys.executable}\n"
-        "import sys\n"
-        f"sys.path[:0] = [{str(ROOT / 'src')!r}]\n"
-        "from headwire.cli.main import main\n"
-        "raise SystemExit(main())\n"
-    )
-    path.chmod(0o755)
-    return path
 
 
 def base_options(tmp: Path, **extra: Any) -> dict[str, Any]:
@@ -39,7 +25,12 @@ def base_options(tmp: Path, **extra: Any) -> dict[str, Any]:
     home.mkdir(parents=True, exist_ok=True)
     proj.mkdir(parents=True, exist_ok=True)
     env = {k: v for k, v in env_for(home).items() if k in ("HOME", "HEADWIRE_HOME")}
-    return {"path_to_qwen_executable": str(launcher(tmp)), "cwd": str(proj), "env": env, **extra}
+    return {
+        "path_to_qwen_executable": str(launcher(tmp, "headwire_launcher.py")),
+        "cwd": str(proj),
+        "env": env,
+        **extra,
+    }
 
 
 def user(text: str) -> dict[str, Any]:

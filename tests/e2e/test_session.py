@@ -21,6 +21,7 @@ from headwire.projection import project_tool_result_content
 from headwire.wire import encode
 from tests.e2e.helpers import env_for, recordings, run_cli, write_script
 from tests.shapes import message_shapes, upstream_shapes
+from tests.wire_schema import check_line
 
 SESSION = ["--input-format", "stream-json", "--output-format", "stream-json"]
 PROMPT = "Run the big output tool once, then say done."
@@ -58,7 +59,8 @@ def jsonl(*messages: dict[str, Any] | str) -> bytes:
 class Live:
     """A running session: write lines, read messages with a timeout."""
 
-    def __init__(self, args: list[str], tmp: Path) -> None:
+    def __init__(self, args: list[str], tmp: Path, check_input: bool = True) -> None:
+        self.check_input = check_input
         self.home = tmp / "home"
         (tmp / "proj").mkdir(parents=True, exist_ok=True)
         self.home.mkdir(parents=True, exist_ok=True)
@@ -77,8 +79,13 @@ class Live:
         threading.Thread(target=self._errors, args=(self.proc.stderr,), daemon=True).start()
 
     def _pump(self, stream: IO[bytes]) -> None:
-        for line in stream:
-            self.lines.put(json.loads(line))
+        for n, line in enumerate(stream, 1):
+            message = json.loads(line)
+            try:
+                check_line("headless", "output", line, f"stdout line {n}")
+            except AssertionError as exc:  # fail the test's next read, not this thread
+                message = {"type": "schema_violation", "error": str(exc)}
+            self.lines.put(message)
         self.lines.put(None)
 
     def _errors(self, stream: IO[bytes]) -> None:
@@ -86,12 +93,16 @@ class Live:
 
     def send(self, *messages: dict[str, Any] | str) -> None:
         assert self.proc.stdin is not None
+        if self.check_input:
+            for line in jsonl(*messages).splitlines():
+                check_line("headless", "input", line, "stdin")
         self.proc.stdin.write(jsonl(*messages))
         self.proc.stdin.flush()
 
     def read(self, timeout: float = 20.0) -> dict[str, Any]:
         item = self.lines.get(timeout=timeout)
         assert item is not None, f"stdout ended; stderr: {self.stderr.decode()}"
+        assert item.get("type") != "schema_violation", item.get("error")
         return item
 
     def until(self, kind: str, timeout: float = 20.0) -> list[dict[str, Any]]:
@@ -107,6 +118,7 @@ class Live:
         self.proc.stdin.close()
         rest = []
         while (item := self.lines.get(timeout=timeout)) is not None:
+            assert item.get("type") != "schema_violation", item.get("error")
             rest.append(item)
         return self.proc.wait(timeout), rest
 
@@ -187,7 +199,7 @@ def test_bad_lines_get_clear_errors_and_the_session_goes_on(tmp_path: Path) -> N
         {"type": "assistant", "message": {}},  # line 8: ignored with a note
         user("hello"),  # line 9
     )
-    proc = run_cli(["--model", "scripted:done", *SESSION], tmp_path, stdin=stdin)
+    proc = run_cli(["--model", "scripted:done", *SESSION], tmp_path, stdin=stdin, check_input=False)
     assert proc.returncode == 0, proc.stderr
     messages = proc.lines()
     errors = [m["error"]["message"] for m in messages if m["type"] == "result" and m["is_error"]]

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from tests.e2e.helpers import BIG_COMMAND, env_for, write_script
+from tests.wire_schema import check_line, check_run, check_stream, modes_of
 
 GOLDEN = Path(__file__).resolve().parents[1] / "data" / "golden"
 MCP_SERVER = Path(__file__).resolve().parents[1] / "fakes" / "mcp_server.py"
@@ -93,6 +94,7 @@ class Env:
             timeout=timeout,
             check=False,
         )
+        check_run(args, done.stdout, stdin)
         return Run(done.returncode, done.stdout)
 
 
@@ -100,6 +102,7 @@ class Duplex:
     """A CLI subprocess driven line by line (persistent sessions, ACP)."""
 
     def __init__(self, env: Env, args: list[str], **extra: str) -> None:
+        self.output, self.input = modes_of(args)
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "headwire", *args],
             cwd=env.proj,
@@ -118,10 +121,14 @@ class Duplex:
             self._lines.put(line)
         self._lines.put(None)
 
-    def send(self, *messages: dict[str, Any] | str) -> None:
+    def send(self, *messages: dict[str, Any] | str, check: bool = True) -> None:
+        """Write lines; each is checked against the input schema unless ``check`` is off (a
+        deliberately malformed message)."""
         assert self.proc.stdin is not None
         for message in messages:
             text = message if isinstance(message, str) else json.dumps(message)
+            if check:
+                check_line(self.input, "input", text, "stdin")
             self.proc.stdin.write(text.encode() + b"\n")
         self.proc.stdin.flush()
 
@@ -132,6 +139,7 @@ class Duplex:
             if line is None:
                 raise AssertionError("stdout ended early")
             self.raw.append(line)
+            check_line(self.output, "output", line, f"stdout line {len(self.raw)}")
             message: dict[str, Any] = json.loads(line)
             if done(message):
                 return message
@@ -141,6 +149,7 @@ class Duplex:
         self.proc.stdin.close()
         while (line := self._lines.get(timeout=timeout)) is not None:
             self.raw.append(line)
+            check_line(self.output, "output", line, f"stdout line {len(self.raw)}")
         return Run(self.proc.wait(timeout), b"".join(self.raw))
 
 
@@ -363,6 +372,7 @@ def _dual(e: Env) -> Run:
         ]
     )
     run.sidecar = sidecar.read_bytes()
+    check_stream("dual", "output", run.sidecar, "sidecar")
     return run
 
 
@@ -405,7 +415,8 @@ def _acp(e: Env) -> Run:
         }
     )
     d.until(lambda m: m.get("id") == 4)
-    d.send("not json", _rpc(5, "session/fork", {}), _rpc(6, "session/prompt", {"sessionId": "x"}))
+    d.send("not json", _rpc(5, "session/fork", {}))
+    d.send(_rpc(6, "session/prompt", {"sessionId": "x"}), check=False)  # no prompt: invalid
     d.until(lambda m: m.get("id") == 6)
     run = d.finish()
     load = Duplex(e, ["--experimental-acp", "--script", script])

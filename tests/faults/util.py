@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from tests.e2e.helpers import Proc, env_for, run_cli
+from tests.wire_schema import check_stream, modes_of
 
 NOISY_SERVER = Path(__file__).resolve().parent / "noisy_mcp_server.py"
 
@@ -104,6 +105,10 @@ class Cli:
         self.proc.returncode = code
         for thread in self._threads:
             thread.join(timeout=5)
+        with self._lock:  # every complete stdout line is in the wire schema
+            data = bytes(self.out)
+        output, _ = modes_of([str(a) for a in self.proc.args][3:])
+        check_stream(output, "output", data, "stdout", torn_tail=True)
         return code
 
     def peak_rss_mb(self) -> float:

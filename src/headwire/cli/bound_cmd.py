@@ -15,6 +15,7 @@ from typing import BinaryIO, TextIO, cast
 
 from headwire.bound import BoundFilter, Format
 from headwire.errors import ExitCode
+from headwire.protocol.schema.stream import StreamCheck
 
 __all__ = [
     "READ_SIZE",
@@ -69,8 +70,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--validate",
         action="store_true",
-        help="parse every line to report malformed JSON (slower); by default a line of at "
-        "most 64 KiB that is UTF-8 and opens and closes like an object or array is not parsed",
+        help="parse every line to report malformed JSON, and check every message against the "
+        "wire schema (`headwire schema`), reporting each line outside it (slower); by default a "
+        "line of at most 64 KiB that is UTF-8 and opens and closes like an object or array is "
+        "not parsed",
     )
     parser.add_argument(
         "--stats",
@@ -85,7 +88,14 @@ def _report(err: TextIO, flt: BoundFilter) -> None:
         err.write(f"{_PROG}: line {line_number}: {reason}\n")
 
 
-def _pump(inp: BinaryIO, out: BinaryIO, err: TextIO, flt: BoundFilter) -> None:
+def _report_schema(err: TextIO, problems: list[tuple[int, str]]) -> None:
+    for line_number, reason in problems:
+        err.write(f"{_PROG}: line {line_number}: {reason}\n")
+
+
+def _pump(
+    inp: BinaryIO, out: BinaryIO, err: TextIO, flt: BoundFilter, check: StreamCheck | None = None
+) -> None:
     """Copy ``inp`` to ``out`` through ``flt`` until end of input.
 
     Output is flushed after every read, so a live stream is passed on as it arrives (a read
@@ -99,10 +109,14 @@ def _pump(inp: BinaryIO, out: BinaryIO, err: TextIO, flt: BoundFilter) -> None:
         out.flush()
         if flt.warnings:
             _report(err, flt)
+        if check is not None:
+            _report_schema(err, check.feed(chunk))
     for piece in flt.close():
         write(piece)
     out.flush()
     _report(err, flt)
+    if check is not None:
+        _report_schema(err, check.close())
 
 
 def _buffered_stdout() -> BinaryIO:
@@ -132,7 +146,8 @@ def run_bound(args: list[str]) -> int:
     flt = BoundFilter(Format(options.format), validate=options.validate, measure=options.stats)
     err = sys.stderr
     try:
-        _pump(sys.stdin.buffer, _buffered_stdout(), err, flt)
+        check = StreamCheck(options.format) if options.validate else None
+        _pump(sys.stdin.buffer, _buffered_stdout(), err, flt, check)
     except BrokenPipeError:
         _silence_stdout()
         return ExitCode.BROKEN_PIPE

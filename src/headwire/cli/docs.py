@@ -14,7 +14,7 @@ import inspect
 import sys
 from types import ModuleType
 
-from headwire.cli import bound_cmd, flags
+from headwire.cli import bound_cmd, flags, schema_cmd
 
 GENERATOR = "python -m headwire.cli.docs > docs/cli.md"
 
@@ -116,12 +116,13 @@ def render() -> str:
         "",
         f"<!-- Generated from the argument parsers by `{GENERATOR}`; do not edit by hand. -->",
         "",
-        "Every flag `headwire` accepts, straight from its parsers. `headwire --help` and "
-        "`headwire bound --help` print the same in the terminal.",
+        "Every flag `headwire` accepts, straight from its parsers. `headwire --help`, "
+        "`headwire bound --help` and `headwire schema --help` print the same in the terminal.",
         "",
     ]
     lines += _section(flags.build_parser(), flags)
     lines += _section(bound_cmd._parser(), bound_cmd)
+    lines += _section(schema_cmd._parser(), schema_cmd)
     return "\n".join(lines).rstrip("\n") + "\n"
 
 

@@ -183,7 +183,12 @@ def result_error(
     subtype: str = "error_during_execution",
     stats: JsonDict | None = None,
 ) -> JsonDict:
-    """The terminal ``result`` of a failed turn: no ``result`` field, ``error.message`` instead."""
+    """The terminal ``result`` of a failed turn: no ``result`` field, ``error.message`` instead.
+
+    ``errors`` (``[message]``) follows ``error``: Claude Code's error results carry it and the
+    TypeScript ``@anthropic-ai/claude-agent-sdk`` maps over it unconditionally, so without it
+    that client crashes on every error result.  Qwen Code 0.24.4 writes only ``error``.
+    """
     out: JsonDict = {
         "type": "result",
         "subtype": subtype,
@@ -199,6 +204,7 @@ def result_error(
     if stats is not None:
         out["stats"] = stats
     out["error"] = {"message": message}
+    out["errors"] = [message]
     return out
 
 

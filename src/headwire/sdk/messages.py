@@ -155,7 +155,13 @@ class PermissionDenial:
 
 @dataclass(slots=True)
 class ResultMessage:
-    """``result``: the end of a turn; ``error`` carries ``error.message`` when ``is_error``."""
+    """``result``: the end of a turn; ``error`` carries ``error.message`` when ``is_error``.
+
+    ``errors`` is Claude Code's list of error texts (headwire writes ``[error.message]``; from
+    a CLI that writes only ``error``, the list holds that one text).  ``total_cost_usd``,
+    ``model_usage`` (the wire's ``modelUsage``), ``structured_output`` and ``stop_reason`` are
+    ``None`` when the CLI did not send them.
+    """
 
     subtype: str
     session_id: str
@@ -168,7 +174,12 @@ class ResultMessage:
     usage: JsonDict = field(default_factory=dict)
     permission_denials: list[PermissionDenial] = field(default_factory=list)
     error: str | None = None
+    errors: list[str] = field(default_factory=list)
     stats: JsonDict | None = None
+    total_cost_usd: float | None = None
+    model_usage: JsonDict | None = None
+    structured_output: Any = None
+    stop_reason: str | None = None
     raw: JsonDict = field(default_factory=dict, repr=False)
 
 
@@ -346,6 +357,11 @@ def _result(d: JsonDict) -> ResultMessage:
     error = d.get("error")
     message = error.get("message") if isinstance(error, dict) else error
     stats = d.get("stats")
+    errors = [e for e in _list(d.get("errors")) if isinstance(e, str)]
+    if not errors and message is not None and "errors" not in d:
+        errors = [str(message)]
+    cost = d.get("total_cost_usd")
+    model_usage = d.get("modelUsage")
     return ResultMessage(
         subtype=_str(d, "subtype"),
         session_id=_str(d, "session_id"),
@@ -358,7 +374,14 @@ def _result(d: JsonDict) -> ResultMessage:
         usage=_dict(d.get("usage")),
         permission_denials=denials,
         error=str(message) if message is not None else None,
+        errors=errors,
         stats=stats if isinstance(stats, dict) else None,
+        total_cost_usd=(
+            float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) else None
+        ),
+        model_usage=model_usage if isinstance(model_usage, dict) else None,
+        structured_output=d.get("structured_output"),
+        stop_reason=_opt_str(d, "stop_reason"),
         raw=d,
     )
 

@@ -1,0 +1,30 @@
+"""Suite-wide hooks: every wire a tapped launcher saw is checked against the schema.
+
+SDK tests start headwire through :func:`tests.wire_tap.launcher`; after each test the lines
+it captured, both ways, are validated (:func:`tests.wire_schema.check_tap`), so a test fails
+when headwire wrote, or a real client sent, a line outside the published schema.  The
+terminal summary counts the lines validated in the session.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests import wire_schema, wire_tap
+
+
+@pytest.fixture(autouse=True)
+def _wire_taps_validate() -> Iterator[None]:
+    wire_tap.TAPS.clear()
+    yield
+    taps, wire_tap.TAPS[:] = list(wire_tap.TAPS), []
+    for tap in taps:
+        wire_schema.check_tap(tap)
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if wire_schema.COUNTS:
+        terminalreporter.write_line(wire_schema.summary())
