@@ -24,9 +24,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from headwire.acp.updates import PROTOCOL_VERSION as ACP_PROTOCOL_VERSION
-from headwire.io.dual_output import DUAL_OUTPUT_PROTOCOL_VERSION
 from headwire.projection import project_acp_tool_call_update, project_tool_result_content
 from headwire.protocol import messages as m
+from headwire.protocol.dual_output import PROTOCOL_VERSION as DUAL_OUTPUT_PROTOCOL_VERSION
 from headwire.protocol.schema import (
     MODES,
     SCHEMA_VERSION,
