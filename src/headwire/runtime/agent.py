@@ -6,8 +6,9 @@ run through ``emit`` (a callback the CLI connects to a transport): ``system/init
 :class:`~headwire.emitter.ToolResultEmitter`) and the terminal ``result``.
 
 Each tool result exists three times and they are never confused: the *model-facing* text (bounded
-under :data:`MODEL_TEXT_BUDGET`, pointing at the artifact), the *producer artifact* (the tool's
-full output, 0600), and the *canonical recording* (full display and model text).  The wire gets
+under :data:`~headwire.runtime.tools.output.MODEL_TEXT_BUDGET`, pointing at the artifact), the
+*producer artifact* (the tool's full output, 0600), and the *canonical recording* (full display
+and model text).  The wire gets
 the display, projected at the emitter and nowhere else.
 """
 
@@ -23,7 +24,6 @@ from typing import Any
 
 from headwire.emitter import EXECUTION_DENIED, ToolResponse, ToolResultEmitter
 from headwire.errors import RunLimitError
-from headwire.io.stdio import warn
 from headwire.protocol import messages as m
 from headwire.runtime.models.base import (
     Finished,
@@ -38,10 +38,9 @@ from headwire.runtime.models.base import (
 from headwire.runtime.permissions import Decision, denial_message, verdict
 from headwire.runtime.recording import RECORDING_FAILURE_MESSAGE, Recorder
 from headwire.runtime.tools.base import ApprovalMode, ArtifactSink, Tool, ToolContext, ToolOutcome
+from headwire.runtime.tools.output import model_text
+from headwire.runtime.tools.registry import unknown_tool_message
 from headwire.wire import encode
-
-MODEL_TEXT_BUDGET = 25_000
-"""Characters of one tool result the model sees; longer outputs are cut and point at the file."""
 
 MAX_TURNS_MESSAGE = (
     "Reached max session turns for this session. Increase the number of turns by specifying "
@@ -671,38 +670,12 @@ class Agent:
 
     def _model_text(self, tool_name: str, outcome: ToolOutcome) -> str:
         """The model-facing text: whole when small, else head and tail plus the artifact path."""
-        text = outcome.llm_text
-        if len(text) <= MODEL_TEXT_BUDGET:
-            return text
-        path = outcome.artifact
-        where = ""
-        if path is None:
-            try:
-                path = self.artifacts.save(tool_name, text.encode("utf-8", "surrogatepass"))
-            except OSError as exc:  # disk full, unwritable data directory: the result goes on
-                reason = f"{type(exc).__name__}: {exc}"
-                warn(f"headwire: could not save the full output of {tool_name}: {reason}")
-                where = f"The full output could not be saved ({reason}).\n"
-            else:
-                outcome.artifact = path
-        if not where:
-            where = (
-                f"The full output has been saved to: {path}\n"
-                f"To read the complete output, use the read_file tool with the absolute "
-                f"file path above.\n"
-            )
-        head = MODEL_TEXT_BUDGET // 5
-        tail = MODEL_TEXT_BUDGET - head
-        return (
-            f"Tool output was too large and has been truncated.\n{where}"
-            f"Truncated part of the output:\n"
-            f"{text[:head]}\n... [{len(text) - head - tail} characters omitted] ...\n{text[-tail:]}"
-        )
+        return model_text(tool_name, outcome, self.artifacts)
 
     async def _execute(self, call: ToolCall) -> ToolOutcome:
         tool = self.tools.get(call.name)
         if tool is None:
-            msg = f'Tool "{call.name}" not found in registry.'
+            msg = unknown_tool_message(call.name, self.tools)
             return ToolOutcome(llm_text=msg, error=msg, error_type="tool_not_registered")
         problem = tool.validate(call.args)
         if problem is not None:
