@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from headwire.runtime.environment import tool_environment
+from headwire.runtime.tools.background import start_background_pump
 from headwire.runtime.tools.base import ApprovalMode, ToolContext, ToolKind, ToolOutcome
 from headwire.runtime.tools.output import (
     save_artifact,
@@ -568,25 +569,27 @@ class ShellTool:
         return DEFAULT_TIMEOUT_MS
 
     async def _background(self, command: str, cwd: Path, ctx: ToolContext) -> ToolOutcome:
-        """Start ``command`` detached, its output appended to an (initially empty) artifact."""
+        """Start ``command`` detached; its output is appended to an (initially empty) artifact
+        by a pump thread, up to :data:`MAX_CAPTURE_BYTES`; headwire stops it when it exits."""
         path = await asyncio.to_thread(ctx.artifacts.save, self.name, b"")
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+        read_fd, write_fd = os.pipe()
         try:
             proc = subprocess.Popen(
                 [*_shell(), command],
                 stdin=subprocess.DEVNULL,
-                stdout=fd,
+                stdout=write_fd,
                 stderr=subprocess.STDOUT,
                 cwd=cwd,
                 env=_child_env(),
                 start_new_session=True,
             )
         except OSError as exc:
+            os.close(read_fd)
             message = f"Command failed: {exc}"
             return ToolOutcome(llm_text=message, display=message, error=message, error_type=FAILED)
         finally:
-            os.close(fd)
-        _reap_later(proc)
+            os.close(write_fd)
+        start_background_pump(proc, read_fd, path)
         shell_id = f"bg_{secrets.token_hex(4)}"
         llm = (
             f"Background shell started.\nid: {shell_id}\npid: {proc.pid}\n"
