@@ -38,6 +38,7 @@ MAX_MESSAGE_BYTES = 256 * 1024 * 1024
 """A message longer than this drops the connection (the call fails, the session goes on)."""
 OFFLOAD_PARSE_BYTES = 1 << 20
 EXIT_GRACE_S = 2.0
+URGENT_EXIT_GRACE_S = 0.3
 TERM_GRACE_S = 2.0
 KILL_WAIT_S = 2.0
 FLUSH_S = 0.5
@@ -63,6 +64,10 @@ class ProcessState:
     process: asyncio.subprocess.Process | None = None
     closed: bool = False
     shutting_down: bool = False
+    urgent: bool = False
+    """A call was cancelled in flight (a signal stopping headwire): the busy server gets
+    :data:`URGENT_EXIT_GRACE_S` to leave after its stdin closes, not :data:`EXIT_GRACE_S`, so a
+    signal still ends the run within 2 s."""
     stderr_tail: deque[bytes] = field(default_factory=deque)
     stderr_bytes: int = 0
 
@@ -108,12 +113,12 @@ async def _wait_exit(proc: asyncio.subprocess.Process, timeout: float) -> bool:
     return True
 
 
-async def _stop(proc: asyncio.subprocess.Process) -> None:
+async def _stop(proc: asyncio.subprocess.Process, urgent: bool = False) -> None:
     """Spec shutdown: stdin closed, then SIGTERM, then SIGKILL, to the whole process group."""
     if proc.stdin is not None:
         with contextlib.suppress(OSError, RuntimeError):
             proc.stdin.close()
-    if not await _wait_exit(proc, EXIT_GRACE_S):
+    if not await _wait_exit(proc, URGENT_EXIT_GRACE_S if urgent else EXIT_GRACE_S):
         _signal_group(proc.pid, signal.SIGTERM)
         if not await _wait_exit(proc, TERM_GRACE_S):
             _signal_group(proc.pid, signal.SIGKILL)
@@ -218,9 +223,9 @@ async def stdio_transport(
             state.shutting_down = True
             with anyio.CancelScope(shield=True):
                 write_send.close()
-                with anyio.move_on_after(FLUSH_S):
+                with anyio.move_on_after(URGENT_EXIT_GRACE_S if state.urgent else FLUSH_S):
                     await writer_done.wait()
-                await _stop(proc)
+                await _stop(proc, state.urgent)
                 state.returncode = proc.returncode
                 for stream in (read_recv, write_send, read_send, write_recv):
                     await stream.aclose()
