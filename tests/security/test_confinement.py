@@ -312,7 +312,7 @@ def test_added_directories_are_usable_and_confined(world: World) -> None:
     ctx = world.ctx(with_extra=True)
     assert (
         run_tool(ReadFileTool(), ctx, file_path=str(world.extra / "added.txt")).llm_text
-        == "hello added"
+        == "hello added\n"
     )
     wrote = run_tool(
         WriteFileTool(), ctx, file_path=str(world.extra / "new" / "w.txt"), content="w"
@@ -337,7 +337,7 @@ def test_a_root_that_is_itself_a_symlink_is_resolved(tmp_path: Path) -> None:
     ctx = ToolContext(cwd=alias, artifacts=w.ctx().artifacts)
     assert (
         run_tool(ReadFileTool(), ctx, file_path=str(alias / "inside.txt")).llm_text
-        == "hello inside"
+        == "hello inside\n"
     )
     out = run_tool(ReadFileTool(), ctx, file_path=f"{alias}/../outside/secret.txt")
     assert out.error_type == "execution_denied" and "crown" not in out.llm_text
@@ -353,7 +353,7 @@ def test_artifacts_are_readable_but_not_writable(tmp_path: Path) -> None:
     mine = store.save("run_shell_command", b"my output\n")
     theirs = other.save("run_shell_command", SECRET.encode())
     ctx = ToolContext(cwd=w.ws, artifacts=store)
-    assert run_tool(ReadFileTool(), ctx, file_path=str(mine)).llm_text == "my output"
+    assert run_tool(ReadFileTool(), ctx, file_path=str(mine)).llm_text == "my output\n"
     assert run_tool(ReadFileTool(), ctx, file_path=str(theirs)).error_type == "execution_denied"
     for tool, args in (
         (WriteFileTool(), {"content": "x"}),

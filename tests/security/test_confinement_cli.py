@@ -134,6 +134,7 @@ def test_added_directory_is_inside_and_confined(tmp_path: Path) -> None:
     ]
     script = write_script(tmp_path / "script.jsonl", [{"tools": calls}, {"text": "done"}])
     for flag in ("--include-directories", "--add-dir"):
+        (extra / "made.txt").unlink(missing_ok=True)  # a new session would need to read it
         proc = run_cli(
             [
                 "--script",

@@ -42,6 +42,7 @@ from headwire.runtime.models.base import (
 from headwire.runtime.permissions import Decision, denial_message, verdict
 from headwire.runtime.tools.base import ApprovalMode, ArtifactSink, Tool, ToolContext, ToolOutcome
 from headwire.runtime.tools.output import model_text
+from headwire.runtime.tools.registry import unknown_tool_message
 from headwire.wire import encode
 
 MAX_TURNS_MESSAGE = (
@@ -403,7 +404,7 @@ class Agent:
     async def _execute(self, call: ToolCall) -> ToolOutcome:
         tool = self.tools.get(call.name)
         if tool is None:
-            msg = f'Tool "{call.name}" not found in registry.'
+            msg = unknown_tool_message(call.name, self.tools)
             return ToolOutcome(llm_text=msg, error=msg, error_type="tool_not_registered")
         problem = tool.validate(call.args)
         if problem is not None:

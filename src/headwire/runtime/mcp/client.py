@@ -336,6 +336,12 @@ class ServerConnection:
             done, _ = await asyncio.wait(
                 {call, stop}, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED
             )
+        except asyncio.CancelledError:
+            # headwire is stopping (a signal) with this call in flight: a busy server may be
+            # slow to leave on end of input, so its shutdown goes to SIGTERM sooner.
+            if self.process is not None:
+                self.process.urgent = True
+            raise
         finally:
             stop.cancel()
             if not call.done():

@@ -47,6 +47,7 @@ READ_CHUNK = 1 << 20
 ahead of the parser by more than twice this)."""
 _NOT_BLANK = re.compile(rb"[^ \t\n\r\x0b\x0c]")
 EXIT_GRACE_S = 2.0
+URGENT_EXIT_GRACE_S = 0.3
 TERM_GRACE_S = 2.0
 KILL_WAIT_S = 2.0
 FLUSH_S = 0.5
@@ -74,6 +75,10 @@ class ProcessState:
     shutting_down: bool = False
     hurry: bool = False
     """Stop without the stdin-EOF grace period (the server never finished starting)."""
+    urgent: bool = False
+    """A call was cancelled in flight (a signal stopping headwire): the busy server gets
+    :data:`URGENT_EXIT_GRACE_S` to leave after its stdin closes, not :data:`EXIT_GRACE_S`, so a
+    signal still ends the run within 2 s."""
     stderr_tail: deque[bytes] = field(default_factory=deque)
     stderr_bytes: int = 0
 
@@ -126,13 +131,17 @@ async def _wait_exit(proc: asyncio.subprocess.Process, timeout: float) -> bool:
     return True
 
 
-async def _stop(proc: asyncio.subprocess.Process, hurry: bool = False) -> None:
+async def _stop(
+    proc: asyncio.subprocess.Process, hurry: bool = False, urgent: bool = False
+) -> None:
     """Spec shutdown: stdin closed, then SIGTERM, then SIGKILL, to the whole process group
-    (``hurry``: SIGTERM at once, for a server that never finished starting)."""
+    (``hurry``: SIGTERM at once, for a server that never finished starting; ``urgent``: a short
+    grace, for a call cancelled in flight)."""
     if proc.stdin is not None:
         with contextlib.suppress(OSError, RuntimeError):
             proc.stdin.close()
-    if not await _wait_exit(proc, 0 if hurry else EXIT_GRACE_S):
+    grace = 0 if hurry else URGENT_EXIT_GRACE_S if urgent else EXIT_GRACE_S
+    if not await _wait_exit(proc, grace):
         _signal_group(proc.pid, signal.SIGTERM)
         if not await _wait_exit(proc, TERM_GRACE_S):
             _signal_group(proc.pid, signal.SIGKILL)
@@ -244,9 +253,9 @@ async def stdio_transport(
             state.shutting_down = True
             with anyio.CancelScope(shield=True):
                 write_send.close()
-                with anyio.move_on_after(FLUSH_S):
+                with anyio.move_on_after(URGENT_EXIT_GRACE_S if state.urgent else FLUSH_S):
                     await writer_done.wait()
-                await _stop(proc, state.hurry)
+                await _stop(proc, state.hurry, state.urgent)
                 state.returncode = proc.returncode
                 for stream in (read_recv, write_send, read_send, write_recv):
                     await stream.aclose()

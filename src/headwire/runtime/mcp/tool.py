@@ -24,13 +24,9 @@ from headwire.errors import ToolError
 from headwire.runtime.mcp.config import DEFAULT_TIMEOUT_MS
 from headwire.runtime.mcp.results import error_display, error_text, render
 from headwire.runtime.tools.base import ApprovalMode, ToolContext, ToolKind, ToolOutcome
+from headwire.runtime.tools.output import save_artifact, truncated_envelope, unsaved_envelope
 from headwire.runtime.tools.paths import FAILED, check_args
-from headwire.runtime.tools.shell import (
-    OUTPUT_THRESHOLD,
-    save_artifact,
-    truncated_envelope,
-    unsaved_envelope,
-)
+from headwire.runtime.tools.shell import OUTPUT_THRESHOLD
 
 MAX_TOOL_NAME_LENGTH = 63
 _SAFE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")

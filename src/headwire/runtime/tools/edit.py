@@ -6,12 +6,13 @@ a tool error (``execution_failed``, upstream's finer type in ``extra["upstream_e
 whose model text is upstream's raw message and whose display is ``Error: <short message>``.
 Success tells the model ``The file: P has been updated.`` plus a snippet of the edited region
 (4 lines of context), like upstream.  Line endings (CRLF) and a UTF-8 BOM are preserved.
-Upstream's "read before edit" enforcement is not implemented.
+As upstream, an existing file is edited only when it was read in this session and has not
+changed since (:mod:`headwire.runtime.tools.read_ledger`).  The new content replaces the file
+atomically (:mod:`headwire.runtime.tools.atomic`); FIFOs, sockets and devices are refused.
 """
 
 from __future__ import annotations
 
-import asyncio
 import codecs
 import os
 from dataclasses import dataclass
@@ -19,18 +20,22 @@ from pathlib import Path
 from typing import Any
 
 from headwire.errors import ToolError
+from headwire.runtime.tools.atomic import write_atomically
 from headwire.runtime.tools.base import ApprovalMode, ToolContext, ToolKind, ToolOutcome
+from headwire.runtime.tools.offload import in_thread
 from headwire.runtime.tools.paths import (
     PathDenied,
+    SpecialFile,
     approval_needed,
     check_file_path_args,
     denied_outcome,
     failure,
-    open_confined,
+    open_regular_for_reading,
     resolve_in_workspace,
 )
 from headwire.runtime.tools.read_file import looks_binary
-from headwire.runtime.tools.write_file import unified_diff, write_bytes, write_error
+from headwire.runtime.tools.read_ledger import ReadLedger
+from headwire.runtime.tools.write_file import stat_target, unified_diff, write_error
 
 SNIPPET_CONTEXT = 4
 SNIPPET_MAX_LINES = 1_000
@@ -54,7 +59,7 @@ class EditRefusal(ToolError):
 
 def _load(path: Path, raw: str) -> _Original:
     try:
-        fd = open_confined(path, os.O_RDONLY | os.O_NONBLOCK)
+        fd = open_regular_for_reading(path)
     except FileNotFoundError:
         return _Original(None)
     with os.fdopen(fd, "rb") as handle:
@@ -200,6 +205,9 @@ class EditTool:
     }
     kind: ToolKind = "edit"
 
+    def __init__(self, ledger: ReadLedger | None = None) -> None:
+        self.ledger = ledger if ledger is not None else ReadLedger()
+
     def validate(self, args: dict[str, Any]) -> str | None:
         """Schema check plus upstream's path rules."""
         problem = check_file_path_args(
@@ -223,10 +231,9 @@ class EditTool:
             path = resolve_in_workspace(raw, ctx)
         except PathDenied as exc:
             return denied_outcome(exc)
-        return await asyncio.to_thread(self._edit, raw, path, args)
+        return await in_thread(lambda: self._edit(raw, path, args), timeout_s=ctx.timeout_s)
 
-    @staticmethod
-    def _edit(raw: str, path: Path, args: dict[str, Any]) -> ToolOutcome:
+    def _edit(self, raw: str, path: Path, args: dict[str, Any]) -> ToolOutcome:
         old = str(args["old_string"]).replace("\r\n", "\n")
         new = str(args["new_string"]).replace("\r\n", "\n")
         try:
@@ -236,17 +243,25 @@ class EditTool:
                     "Target is a directory.",
                     "target_is_directory",
                 )
+            refusal = self.ledger.refusal(stat_target(path), raw, "edit")
+            if refusal is not None:
+                return refusal
             original = _load(path, raw)
             updated = plan_edit(original.text, old, new, bool(args.get("replace_all")), raw)
         except EditRefusal as refusal:
             return failure(refusal.raw, f"Error: {refusal.short}", refusal.raw, refusal.kind)
+        except SpecialFile as exc:
+            return failure(
+                exc.message, f"Error: {exc.message}", exc.message, "read_content_failure"
+            )
         except OSError as exc:
             message = f"Error preparing edit: {exc.strerror}"
             return failure(message, message, message, "edit_preparation_failure")
         stored = updated.replace("\n", "\r\n") if original.crlf else updated
+        data = (codecs.BOM_UTF8 if original.bom else b"") + stored.encode("utf-8")
         try:
-            write_bytes(path, (codecs.BOM_UTF8 if original.bom else b"") + stored.encode("utf-8"))
-        except OSError as exc:
+            self.ledger.record_write(write_atomically(path, data))
+        except (OSError, SpecialFile) as exc:
             return write_error(raw, exc)
         if original.text is None:
             parts = [f"Created new file: {raw} with provided content."]

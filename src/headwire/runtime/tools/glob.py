@@ -8,13 +8,18 @@ rules: comments, ``!`` negation, trailing ``/`` for directories, anchoring by ``
 
 Sorting matches upstream: files modified in the last 24 hours first, newest first; the rest
 by path.  At most 100 paths are listed and at most 1,000 matches collected.
+
+Globs (the tool's and those of ignore files) are matched with RE2
+(:mod:`headwire.runtime.tools.linear_regex`), in time linear in the path, and the walk runs on
+an abandonable thread (:mod:`headwire.runtime.tools.offload`) that checks for cancellation at
+every entry, so no pattern and no tree can hold the process past a signal.
 """
 
 from __future__ import annotations
 
-import asyncio
 import os
 import re
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -22,6 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from headwire.runtime.tools.base import ApprovalMode, ToolContext, ToolKind, ToolOutcome
+from headwire.runtime.tools.linear_regex import LinearPattern, NotLinear, compile_linear
+from headwire.runtime.tools.offload import StepTimedOut, in_thread
 from headwire.runtime.tools.paths import (
     INVALID,
     PathDenied,
@@ -142,10 +149,16 @@ def glob_to_regex(pattern: str) -> str:
     return "".join(out)
 
 
-def compile_glob(pattern: str, *, ignore_case: bool = False) -> re.Pattern[str]:
-    """A compiled full-match regex for ``pattern``."""
-    flags = re.IGNORECASE if ignore_case else 0
-    return re.compile(f"(?s:{glob_to_regex(pattern)})\\Z", flags)
+class InvalidGlob(NotLinear):
+    """A glob whose translation RE2 rejects (such as a reversed range ``[z-a]``)."""
+
+
+def compile_glob(pattern: str, *, ignore_case: bool = False) -> LinearPattern:
+    """A compiled full-match matcher for ``pattern`` (RE2: linear in the path's length)."""
+    try:
+        return compile_linear(f"(?s:{glob_to_regex(pattern)})\\Z", ignore_case=ignore_case)
+    except NotLinear as exc:
+        raise InvalidGlob(f"Invalid glob pattern: {pattern} ({exc})") from None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -154,7 +167,7 @@ def compile_glob(pattern: str, *, ignore_case: bool = False) -> re.Pattern[str]:
 
 @dataclass(frozen=True, slots=True)
 class _Rule:
-    regex: re.Pattern[str]
+    regex: LinearPattern
     negate: bool
     dir_only: bool
 
@@ -185,7 +198,11 @@ def _parse_rule(line: str) -> _Rule | None:
     body = glob_to_regex(text)
     if not anchored:
         body = "(?:.*/)?" + body
-    return _Rule(re.compile(f"(?s:{body})\\Z"), negate, dir_only)
+    try:
+        regex = compile_linear(f"(?s:{body})\\Z")
+    except NotLinear:  # git skips a pattern it cannot use; so does the walk
+        return None
+    return _Rule(regex, negate, dir_only)
 
 
 def load_rules(directory: Path, names: tuple[str, ...] = IGNORE_FILES) -> RuleSet | None:
@@ -453,11 +470,29 @@ class GlobTool:
         except PathDenied as exc:
             return denied_outcome(exc)
         search = _Search()
-        stop = ctx.cancelled.is_set
-        for start, rest in starts:
-            await asyncio.to_thread(_glob_in, start, _root_of(start, roots), rest, search, stop)
-            if search.hit_limit:
-                break
+        abandon = threading.Event()
+
+        def stop() -> bool:
+            return abandon.is_set() or ctx.cancelled.is_set()
+
+        def walk() -> None:
+            for start, rest in starts:
+                _glob_in(start, _root_of(start, roots), rest, search, stop)
+                if search.hit_limit or stop():
+                    return
+
+        try:
+            await in_thread(walk, stop=abandon, timeout_s=ctx.timeout_s)
+        except InvalidGlob as exc:
+            return failure(exc.args[0], f"Error: {exc.args[0]}", exc.args[0], INVALID, INVALID)
+        except StepTimedOut as exc:
+            message = f"Glob search timed out: {exc}."
+            return failure(message, f"Error: {message}", message, "timeout", "timeout")
+        if ctx.cancelled.is_set():
+            message = "Glob search was cancelled."
+            return ToolOutcome(
+                llm_text=message, display=message, error=message, error_type="cancelled"
+            )
         return _render(pattern, where, search)
 
 

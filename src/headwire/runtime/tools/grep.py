@@ -1,4 +1,4 @@
-"""``grep_search``: search file contents with a regular expression (Python ``re``).
+"""``grep_search``: search file contents with a regular expression.
 
 Mirrors Qwen Code 0.24.4's ripgrep-backed tool: case-insensitive, hidden files and ignored
 files skipped, binary files (a NUL byte) skipped, ``glob`` filters like ``rg --glob`` (a
@@ -7,21 +7,37 @@ pattern without ``/`` matches file names, ``!`` excludes).  The model text is
 (at most 1,000 lines and 25,000 characters, then ``[K lines truncated] ...``); the display
 is ``Found N matches``.  Work is bounded: files over 16 MiB are skipped, walks stop after
 200,000 entries or 512 MiB read (the result is then marked incomplete), and only the shown
-lines are kept.  A file is searched with one regex scan over its text, not line by line.
+lines are kept.
+
+The pattern has Python ``re`` syntax and meaning, but it runs on RE2
+(:mod:`headwire.runtime.tools.linear_regex`): time linear in the text, the GIL released, the
+text scanned in windows of about 1 MiB with a cancellation check between them, on an
+abandonable thread.  A pattern RE2 cannot run with the same meaning (backreferences,
+look-around, ``\\b``) is searched with ``re`` in a worker process
+(:mod:`headwire.runtime.tools.grep_worker`) that is killed on cancellation or at the tool timeout.
 """
 
 from __future__ import annotations
 
-import asyncio
 import os
 import re
+import stat
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from headwire.runtime.tools.base import ApprovalMode, ToolContext, ToolKind, ToolOutcome
-from headwire.runtime.tools.glob import WalkOptions, WalkStats, compile_glob, walk_files
+from headwire.runtime.tools.glob import (
+    InvalidGlob,
+    WalkOptions,
+    WalkStats,
+    compile_glob,
+    walk_files,
+)
+from headwire.runtime.tools.linear_regex import LinearPattern, NotLinear, compile_linear
+from headwire.runtime.tools.offload import StepTimedOut, in_thread
 from headwire.runtime.tools.paths import (
     INVALID,
     PathDenied,
@@ -33,12 +49,15 @@ from headwire.runtime.tools.paths import (
     resolve_in_workspace,
     workspace_roots,
 )
+from headwire.runtime.tools.read_ledger import ReadLedger
 
 LINE_LIMIT = 1_000
 CHAR_LIMIT = 25_000
 MAX_FILE_BYTES = 16 * 1024 * 1024
 MAX_TOTAL_BYTES = 512 * 1024 * 1024
 INCOMPLETE_NOTICE = "Search did not complete: the results above may not include all matches."
+WINDOW_BYTES = 1 << 20
+"""Bytes searched between two cancellation checks (rounded up to the end of a line)."""
 _JS_NAMED_GROUP = re.compile(r"\(\?<(?=[A-Za-z_])")
 
 
@@ -56,15 +75,53 @@ class Matches:
     total: int = 0
     bytes_read: int = 0
     incomplete: bool = False
+    files: dict[str, None] = field(default_factory=dict)
+    """The files of the kept lines, in order (the model has seen a part of each)."""
 
     def add(self, path: str, line_no: int, line: str) -> None:
         self.total += 1
         if len(self.lines) < self.keep:
             self.lines.append(f"{path}:{line_no}:{line[: CHAR_LIMIT + 16].rstrip(chr(13))}")
+            self.files[path] = None
+
+
+def compile_linear_pattern(pattern: str) -> LinearPattern:
+    """``pattern`` for RE2, case-insensitive and multi-line, or :class:`NotLinear`."""
+    return compile_linear(_JS_NAMED_GROUP.sub("(?P<", pattern), ignore_case=True, multiline=True)
+
+
+def search_bytes(
+    regex: LinearPattern, data: bytes, path: str, found: Matches, should_stop: Callable[[], bool]
+) -> None:
+    """Record every line of ``data`` that ``regex`` matches: windows of about
+    :data:`WINDOW_BYTES` ending at a line end, ``should_stop`` checked before each."""
+    pos, newlines, counted_to, size = 0, 0, 0, len(data)
+    while pos < size:
+        if should_stop():
+            found.incomplete = True
+            return
+        window_end = data.find(b"\n", min(pos + WINDOW_BYTES, size))
+        window_end = size if window_end < 0 else window_end + 1
+        span = regex.search(data, pos, window_end)
+        if span is None:
+            pos = window_end
+            continue
+        match_start, match_end = span
+        if match_start == size and data.endswith(b"\n"):
+            return
+        start = data.rfind(b"\n", 0, match_start) + 1
+        end = data.find(b"\n", match_start)
+        end = size if end < 0 else end
+        if match_end <= end or regex.search(data[start:end]) is not None:
+            newlines += data.count(b"\n", counted_to, start)
+            counted_to = start
+            found.add(path, newlines + 1, data[start:end].decode("utf-8", errors="replace"))
+        pos = end + 1
 
 
 def search_text(regex: re.Pattern[str], text: str, path: str, found: Matches) -> None:
-    """Record every line of ``text`` that ``regex`` matches (one scan, jumping line to line)."""
+    """Record every line of ``text`` that ``regex`` matches (one scan, jumping line to line;
+    Python ``re``: only ever run in the killable worker process)."""
     pos, newlines, counted_to, size = 0, 0, 0, len(text)
     while pos < size:
         match = regex.search(text, pos)
@@ -106,9 +163,11 @@ def _opened_within(fd: int, roots: tuple[Path, ...]) -> bool:
     return is_within(Path(real), roots)
 
 
-def _search_file(
-    path: str, regex: re.Pattern[str], found: Matches, roots: tuple[Path, ...]
-) -> None:
+Scan = Callable[[str, bytes], None]
+"""Searches one file's bytes (the engine's part of a search)."""
+
+
+def _search_file(path: str, scan: Scan, found: Matches, roots: tuple[Path, ...]) -> None:
     if os.path.islink(path) and not is_within(Path(os.path.realpath(path)), roots):
         return
     try:
@@ -127,13 +186,13 @@ def _search_file(
     found.bytes_read += len(data)
     if b"\0" in data:
         return
-    search_text(regex, data.decode("utf-8", errors="replace"), path, found)
+    scan(path, data)
 
 
 def search(
     start: Path,
     root: Path,
-    regex: re.Pattern[str],
+    scan: Scan,
     glob: str | None,
     found: Matches,
     roots: tuple[Path, ...],
@@ -141,14 +200,14 @@ def search(
 ) -> None:
     """Search ``start`` (a file or a directory tree)."""
     if start.is_file():
-        _search_file(str(start), regex, found, roots)
+        _search_file(str(start), scan, found, roots)
         return
     keep = _Filter(glob)
     stats = WalkStats()
     stop = lambda: should_stop() or found.bytes_read > MAX_TOTAL_BYTES  # noqa: E731
     for entry, rel in walk_files(start, root, WalkOptions(skip_hidden=True), stats, stop):
         if keep.accepts(rel):
-            _search_file(entry.path, regex, found, roots)
+            _search_file(entry.path, scan, found, roots)
     found.incomplete = found.incomplete or stats.incomplete
 
 
@@ -239,6 +298,9 @@ class GrepTool:
     }
     kind: ToolKind = "search"
 
+    def __init__(self, ledger: ReadLedger | None = None) -> None:
+        self.ledger = ledger if ledger is not None else ReadLedger()
+
     def validate(self, args: dict[str, Any]) -> str | None:
         """Schema check plus a compilable pattern."""
         problem = check_args(self.parameters, args)
@@ -277,16 +339,65 @@ class GrepTool:
                 else "in the workspace directory"
             )
         limit = args.get("limit")
-        found = Matches(keep=min(LINE_LIMIT, limit) if isinstance(limit, int) else LINE_LIMIT)
-        regex = compile_pattern(pattern)
-        for start in starts:
-            root = next((r for r in roots if is_within(start, (r,))), start)
-            await asyncio.to_thread(
-                search, start, root, regex, glob, found, roots, ctx.cancelled.is_set
-            )
+        keep = min(LINE_LIMIT, limit) if isinstance(limit, int) else LINE_LIMIT
+        pairs = [
+            (start, next((r for r in roots if is_within(start, (r,))), start)) for start in starts
+        ]
+        found = Matches(keep=keep)
+        try:
+            await _run_search(pattern, glob, pairs, roots, found, ctx)
+        except InvalidGlob as exc:
+            message = exc.args[0]
+            return failure(message, f"Error: {message}", message, INVALID, INVALID)
+        except StepTimedOut:  # what was found so far, marked incomplete
+            found = Matches(found.keep, list(found.lines), found.total, incomplete=True)
+        await in_thread(lambda: _record_seen(self.ledger, list(found.files)))
         if ctx.cancelled.is_set():
             message = "Search was cancelled."
             return ToolOutcome(
                 llm_text=message, display=message, error=message, error_type="cancelled"
             )
         return render(pattern, where, glob, found)
+
+
+def _record_seen(ledger: ReadLedger, files: list[str]) -> None:
+    """Enter the files whose lines the result shows as (partly) read, like upstream."""
+    for path in files:
+        try:
+            info = os.stat(path)
+        except OSError:
+            continue
+        if stat.S_ISREG(info.st_mode):
+            ledger.record_read(info)
+
+
+async def _run_search(
+    pattern: str,
+    glob: str | None,
+    pairs: list[tuple[Path, Path]],
+    roots: tuple[Path, ...],
+    found: Matches,
+    ctx: ToolContext,
+) -> None:
+    """Search every ``(start, root)`` pair: RE2 on an abandonable thread, or ``re`` in the
+    worker process when RE2 cannot carry the pattern's meaning."""
+    try:
+        regex = compile_linear_pattern(pattern)
+    except NotLinear:
+        from headwire.runtime.tools.grep_worker import search_in_worker
+
+        await search_in_worker(pattern, glob, pairs, roots, found, ctx.timeout_s)
+        return
+    abandon = threading.Event()
+
+    def stop() -> bool:
+        return abandon.is_set() or ctx.cancelled.is_set()
+
+    def scan(path: str, data: bytes) -> None:
+        search_bytes(regex, data, path, found, stop)
+
+    def run() -> None:
+        for start, root in pairs:
+            search(start, root, scan, glob, found, roots, stop)
+
+    await in_thread(run, stop=abandon, timeout_s=ctx.timeout_s)

@@ -9,7 +9,6 @@ takes upstream's simple ``*``/``?`` patterns matched against entry names.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import re
 from pathlib import Path
@@ -17,6 +16,8 @@ from typing import Any
 
 from headwire.runtime.tools.base import ApprovalMode, ToolContext, ToolKind, ToolOutcome
 from headwire.runtime.tools.glob import is_ignored, rule_chain
+from headwire.runtime.tools.linear_regex import LinearPattern, compile_linear
+from headwire.runtime.tools.offload import in_thread
 from headwire.runtime.tools.paths import (
     PathDenied,
     approval_needed,
@@ -32,10 +33,11 @@ from headwire.runtime.tools.paths import (
 MAX_ENTRY_COUNT = 100
 
 
-def name_pattern(pattern: str) -> re.Pattern[str]:
-    """Upstream's ``ignore`` matching: ``*`` is any run, ``?`` one character, whole name."""
+def name_pattern(pattern: str) -> LinearPattern:
+    """Upstream's ``ignore`` matching: ``*`` is any run, ``?`` one character, whole name
+    (RE2: linear in the name however many ``*`` the pattern has)."""
     body = re.escape(pattern).replace(r"\*", ".*").replace(r"\?", ".")
-    return re.compile(f"(?s:{body})\\Z")
+    return compile_linear(f"(?s:{body})\\Z")
 
 
 class ListDirectoryTool:
@@ -106,7 +108,7 @@ class ListDirectoryTool:
             return denied_outcome(exc)
         roots = workspace_roots(ctx)
         root = next((r for r in roots if is_within(path, (r,))), path)
-        return await asyncio.to_thread(_list, raw, path, root, args)
+        return await in_thread(lambda: _list(raw, path, root, args), timeout_s=ctx.timeout_s)
 
 
 def _error(llm: str, short: str, kind: str) -> ToolOutcome:

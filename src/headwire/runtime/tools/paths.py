@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -80,15 +82,15 @@ def resolve_in_workspace(raw: str, ctx: ToolContext, *, allow_artifacts: bool = 
 _DIR_FLAGS = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | os.O_CLOEXEC
 
 
-def open_confined(path: Path, flags: int, mode: int = 0o666, *, make_parents: bool = False) -> int:
-    """Open ``path`` (a result of :func:`resolve_in_workspace`) following no symlink at all.
+def open_parent_confined(path: Path, *, make_parents: bool = False) -> tuple[int, str]:
+    """A descriptor of ``path``'s directory, opened following no symlink, and the final name.
 
-    The path was resolved, so none of its components was a symlink when it was checked.  It is
-    opened one component at a time (``openat`` with ``O_NOFOLLOW``) from ``/``, so a symlink
-    swapped in since (for the file or for any directory above it) fails the open with
-    ``ELOOP`` or ``ENOTDIR`` instead of leading out of the workspace.  ``make_parents``
-    creates missing directories on the way (mode 0777 minus the umask, like ``mkdir -p``).
-    Returns a descriptor the caller owns; raises :class:`OSError`.
+    The path was resolved, so none of its components was a symlink when it was checked.  Its
+    directories are opened one at a time (``openat`` with ``O_NOFOLLOW``) from ``/``, so a
+    symlink swapped in since for any of them fails with ``ELOOP`` or ``ENOTDIR`` instead of
+    leading out of the workspace.  ``make_parents`` creates missing directories on the way
+    (mode 0777 minus the umask, like ``mkdir -p``).  The caller owns the descriptor; raises
+    :class:`OSError`.
     """
     parts = path.parts
     if not path.is_absolute() or len(parts) < 2:
@@ -102,9 +104,55 @@ def open_confined(path: Path, flags: int, mode: int = 0o666, *, make_parents: bo
             next_fd = os.open(name, _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=dir_fd)
             os.close(dir_fd)
             dir_fd = next_fd
-        return os.open(parts[-1], flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=dir_fd)
+    except BaseException:
+        os.close(dir_fd)
+        raise
+    return dir_fd, parts[-1]
+
+
+def open_confined(path: Path, flags: int, mode: int = 0o666, *, make_parents: bool = False) -> int:
+    """Open ``path`` (a result of :func:`resolve_in_workspace`) following no symlink at all
+    (see :func:`open_parent_confined`; the file itself is opened with ``O_NOFOLLOW`` too).
+    Returns a descriptor the caller owns; raises :class:`OSError`.
+    """
+    dir_fd, name = open_parent_confined(path, make_parents=make_parents)
+    try:
+        return os.open(name, flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=dir_fd)
     finally:
         os.close(dir_fd)
+
+
+class SpecialFile(ToolError):
+    """A file tool met a FIFO, socket or device: opening or writing one could block forever."""
+
+    def __init__(self, path: Path | str) -> None:
+        super().__init__(
+            f"{path} is not a regular file (a FIFO, socket or device); the file tools only "
+            "read and write regular files. Use the shell tool for special files."
+        )
+        self.message = str(self.args[0])
+
+
+def check_regular(mode: int, path: Path | str) -> None:
+    """Raise :class:`SpecialFile` unless ``mode`` (an ``st_mode``) is a regular file's
+    (a directory is left to the caller's own message)."""
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        raise SpecialFile(path)
+
+
+def open_regular_for_reading(path: Path) -> int:
+    """Open ``path`` for reading, confined (:func:`open_confined`) and never blocking: the open
+    is non-blocking (a FIFO without a writer would block it), then anything but a regular file
+    is refused with :class:`SpecialFile`.  Returns a blocking descriptor the caller owns."""
+    fd = open_confined(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        check_regular(os.fstat(fd).st_mode, path)
+        flags = fcntl.fcntl(fd, fcntl.F_GETFL)
+        fcntl.fcntl(fd, fcntl.F_SETFL, flags & ~os.O_NONBLOCK)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def display_path(path: str | Path, ctx: ToolContext) -> str:

@@ -6,29 +6,37 @@ and at most 100,000 bytes read for the window.  A partial read is announced to t
 ``Showing lines A-B of N total lines.`` and displayed as ``Read lines A-B of N from PATH``; a
 full read has no display (the wire falls back to the model text).  Binary files (a NUL byte
 or mostly control bytes in the first 4 KiB) are skipped like upstream.  Images and PDFs are
-treated as binary here.  The file is streamed, so huge files cost only the window.
+treated as binary here.  The file is streamed, so huge files cost only the window, in every
+encoding: a UTF-16 file (by its BOM) is decoded incrementally into UTF-8 as it is read.  As
+upstream, a window that reaches the end of a file ending with a newline keeps that newline, so
+a read-then-write round trip keeps it too.  FIFOs, sockets and devices are refused (opened
+non-blocking, so none can block the read).  A successful read is entered in the session's
+:class:`~headwire.runtime.tools.read_ledger.ReadLedger` (``write_file`` and ``edit`` need it).
 """
 
 from __future__ import annotations
 
-import asyncio
 import codecs
+import io
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
 from headwire.runtime.tools.base import ApprovalMode, ToolContext, ToolKind, ToolOutcome
+from headwire.runtime.tools.offload import in_thread
 from headwire.runtime.tools.paths import (
     PathDenied,
+    SpecialFile,
     approval_needed,
     check_file_path_args,
     denied_outcome,
     display_path,
     failure,
-    open_confined,
+    open_regular_for_reading,
     resolve_in_workspace,
 )
+from headwire.runtime.tools.read_ledger import ReadLedger
 
 DEFAULT_LINE_LIMIT = 1_000
 CHAR_LIMIT = 25_000
@@ -67,6 +75,34 @@ class Window:
     total: int = 0
     exact: bool = True
     byte_cut: bool = False
+    final_newline: bool = False
+    """The window reaches the end of the file, and the file ends with a newline."""
+
+
+class Utf8Transcoder(io.RawIOBase):
+    """A readable stream of UTF-8 bytes decoded incrementally from a file in another
+    encoding (64 KiB at a time; undecodable input becomes U+FFFD)."""
+
+    def __init__(self, source: IO[bytes], encoding: str) -> None:
+        self.source = source
+        self.decoder = codecs.getincrementaldecoder(encoding)(errors="replace")
+        self.pending = b""
+        self.at = 0
+        self.eof = False
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        while self.at >= len(self.pending) and not self.eof:
+            chunk = self.source.read(1 << 16)
+            self.eof = not chunk
+            text = self.decoder.decode(chunk, final=self.eof)
+            self.pending, self.at = text.encode("utf-8", errors="replace"), 0
+        size = min(len(buffer), len(self.pending) - self.at)
+        buffer[:size] = self.pending[self.at : self.at + size]
+        self.at += size
+        return size
 
 
 def _skip_rest_of_line(handle: IO[bytes]) -> bool:
@@ -90,43 +126,46 @@ def _count_lines(handle: IO[bytes]) -> int:
 
 def read_window(path: Path, offset: int, limit: int, size: int) -> Window:
     """Lines ``[offset, offset + limit)`` of ``path`` (decoded, at most ``BYTE_LIMIT`` bytes)."""
+    with os.fdopen(open_regular_for_reading(path), "rb") as raw:
+        encoding, bom = _decoder_for(raw.read(4))
+        raw.seek(bom)
+        if encoding == "utf-8":
+            return _window(raw, offset, limit, size)
+        with io.BufferedReader(Utf8Transcoder(raw, encoding), 1 << 16) as handle:
+            return _window(handle, offset, limit, size)
+
+
+def _window(handle: IO[bytes], offset: int, limit: int, size: int) -> Window:
     window = Window()
-    with os.fdopen(open_confined(path, os.O_RDONLY), "rb") as handle:
-        head = handle.read(4)
-        encoding, bom = _decoder_for(head)
-        if encoding != "utf-8":
-            handle.seek(0)
-            text = handle.read().decode(encoding, errors="replace")
-            return _window_of_text(text, offset, limit)
-        handle.seek(bom)
-        index, taken = 0, 0
-        while index < offset + limit:
-            raw = handle.readline(BYTE_LIMIT + 1)
-            if not raw:
-                break
-            if len(raw) > BYTE_LIMIT and not raw.endswith(b"\n"):
-                _skip_rest_of_line(handle)
-            if index >= offset and not window.byte_cut:
-                if taken + len(raw) > BYTE_LIMIT:
-                    raw = raw[: max(BYTE_LIMIT - taken, 0)]
-                    window.byte_cut = True
-                taken += len(raw)
-                window.lines.append(raw.rstrip(b"\n").decode("utf-8", errors="replace").rstrip())
-            index += 1
-        if size > EXACT_COUNT_MAX_SIZE:
-            window.exact = handle.read(1) == b""
-        else:
-            index += _count_lines(handle)
-        window.total = index
+    index, taken, last_newline = 0, 0, False
+    while index < offset + limit:
+        raw = handle.readline(BYTE_LIMIT + 1)
+        if not raw:
+            break
+        long_line = len(raw) > BYTE_LIMIT and not raw.endswith(b"\n")
+        last_newline = raw.endswith(b"\n")
+        if index >= offset and not window.byte_cut:
+            if taken + len(raw) > BYTE_LIMIT:
+                raw = raw[: max(BYTE_LIMIT - taken, 0)]
+                window.byte_cut = True
+            taken += len(raw)
+            window.lines.append(raw.rstrip(b"\n").decode("utf-8", errors="replace").rstrip())
+        if window.byte_cut and size > EXACT_COUNT_MAX_SIZE:
+            # Nothing more will be shown: the rest of a huge file is not scanned.
+            window.total, window.exact = index + 1, False
+            return window
+        if long_line:
+            _skip_rest_of_line(handle)
+        index += 1
+    if size > EXACT_COUNT_MAX_SIZE:
+        window.exact = handle.read(1) == b""
+        window.final_newline = window.exact and last_newline
+    else:
+        rest = _count_lines(handle)
+        window.final_newline = rest == 0 and last_newline
+        index += rest
+    window.total = index
     return window
-
-
-def _window_of_text(text: str, offset: int, limit: int) -> Window:
-    lines = text.split("\n")
-    if len(lines) > 1 and lines[-1] == "":
-        lines.pop()
-    chosen = [line.rstrip() for line in lines[offset : offset + limit]]
-    return Window(lines=chosen, total=len(lines))
 
 
 def _fit(lines: list[str]) -> tuple[str, int, bool]:
@@ -189,6 +228,9 @@ class ReadFileTool:
     }
     kind: ToolKind = "read"
 
+    def __init__(self, ledger: ReadLedger | None = None) -> None:
+        self.ledger = ledger if ledger is not None else ReadLedger()
+
     def validate(self, args: dict[str, Any]) -> str | None:
         """Schema check plus upstream's path, offset and limit rules."""
         problem = check_file_path_args(
@@ -222,7 +264,9 @@ class ReadFileTool:
             return denied_outcome(exc)
         offset = args.get("offset") or 0
         limit = args.get("limit") or DEFAULT_LINE_LIMIT
-        return await asyncio.to_thread(self._read, raw, path, offset, limit, ctx)
+        return await in_thread(
+            lambda: self._read(raw, path, offset, limit, ctx), timeout_s=ctx.timeout_s
+        )
 
     def _read(self, raw: str, path: Path, offset: int, limit: int, ctx: ToolContext) -> ToolOutcome:
         rel = display_path(raw, ctx)
@@ -258,14 +302,23 @@ class ReadFileTool:
                 "read_content_failure",
             )
         try:
-            with os.fdopen(open_confined(path, os.O_RDONLY), "rb") as handle:
+            with os.fdopen(open_regular_for_reading(path), "rb") as handle:
                 sample = handle.read(SNIFF_BYTES)
+                seen = os.fstat(handle.fileno())
             if looks_binary(sample):
+                self.ledger.record_read(seen, text=False)
                 return ToolOutcome(
                     llm_text=f"Cannot display content of binary file: {rel}",
                     display=f"Skipped binary file: {rel}",
                 )
             window = read_window(path, offset, limit, stats.st_size)
+        except SpecialFile as exc:
+            return failure(
+                f"Cannot read file: {exc.message}",
+                "Not a regular file.",
+                f"Not a regular file: {raw}",
+                "read_content_failure",
+            )
         except OSError as exc:
             return failure(
                 f"Error reading file: {exc.strerror}",
@@ -273,11 +326,20 @@ class ReadFileTool:
                 f"Error reading file {raw}: {exc.strerror}",
                 "read_content_failure",
             )
+        self.ledger.record_read(seen)
         return _outcome(window, offset, rel)
 
 
 def _outcome(window: Window, offset: int, rel: str) -> ToolOutcome:
     text, included, cut = _fit(window.lines)
+    if (
+        window.final_newline
+        and window.lines
+        and not cut
+        and not window.byte_cut
+        and len(text) < CHAR_LIMIT
+    ):
+        text += "\n"
     if window.byte_cut and not text.endswith(TRUNCATED):
         text = text[: max(CHAR_LIMIT - len(TRUNCATED) - 1, 0)]
         text += ("" if not text or text.endswith("\n") else "\n") + TRUNCATED

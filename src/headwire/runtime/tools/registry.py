@@ -19,6 +19,7 @@ Selection follows Qwen Code 0.24.4's permission manager:
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable, Sequence
 
 from headwire.runtime.tools.base import Tool
@@ -27,6 +28,7 @@ from headwire.runtime.tools.glob import GlobTool
 from headwire.runtime.tools.grep import GrepTool
 from headwire.runtime.tools.ls import ListDirectoryTool
 from headwire.runtime.tools.read_file import ReadFileTool
+from headwire.runtime.tools.read_ledger import ReadLedger
 from headwire.runtime.tools.shell import ShellTool
 from headwire.runtime.tools.write_file import WriteFileTool
 
@@ -139,16 +141,52 @@ def rule_matches(rule: str, name: str) -> bool:
 
 
 def builtin_tools() -> list[Tool]:
-    """Fresh instances of the seven built-in tools."""
+    """Fresh instances of the seven built-in tools, for one session: the file tools share one
+    :class:`~headwire.runtime.tools.read_ledger.ReadLedger` (read before write)."""
+    ledger = ReadLedger()
     return [
-        ReadFileTool(),
-        WriteFileTool(),
+        ReadFileTool(ledger),
+        WriteFileTool(ledger),
         ShellTool(),
-        GrepTool(),
+        GrepTool(ledger),
         GlobTool(),
-        EditTool(),
+        EditTool(ledger),
         ListDirectoryTool(),
     ]
+
+
+LISTED_TOOLS = 30
+"""At most this many registered names are listed when no name is close to the unknown one."""
+
+
+def unknown_tool_message(name: str, available: Iterable[str]) -> str:
+    """The error for a call to a tool that is not registered: upstream's first sentence, then
+    the registered tool the name most likely meant (an alias such as ``Bash``, a different case
+    or a near spelling), so the model can retry with the right name."""
+    names = sorted(set(available))
+    message = f'Tool "{name}" not found in registry.'
+    suggestion = suggest_tool_name(name, names)
+    if suggestion is not None:
+        message += f' Tool names must match exactly; did you mean "{suggestion}"?'
+    elif names:
+        shown = ", ".join(names[:LISTED_TOOLS]) + (", ..." if len(names) > LISTED_TOOLS else "")
+        message += f" Tool names must match exactly; available tools: {shown}."
+    return message
+
+
+def suggest_tool_name(name: str, available: Sequence[str]) -> str | None:
+    """The registered name ``name`` most likely meant, or ``None``: its canonical name when that
+    is registered, a case-insensitive match, else the closest spelling (similarity >= 0.6)."""
+    if not available:
+        return None
+    canonical = canonical_name(name)
+    if canonical != name and canonical in available:
+        return canonical
+    folded = {candidate.casefold(): candidate for candidate in available}
+    if name.casefold() in folded:
+        return folded[name.casefold()]
+    close = difflib.get_close_matches(name.casefold(), list(folded), n=1, cutoff=0.6)
+    return folded[close[0]] if close else None
 
 
 def _entries(values: Iterable[str] | None) -> list[str]:

@@ -13,7 +13,8 @@ the model gets upstream's "Tool output was too large..." envelope around a head/
 and the display gains upstream's footer ``"\\nOutput too long and was saved to: PATH"``.  When
 the artifact cannot be written (disk full, unwritable data directory) the result still goes
 out: the model gets the same preview with the reason instead of a path, the display the footer
-``"Output too long and could not be saved: REASON"``.
+``"Output too long and could not be saved: REASON"``.  The envelope and the saving are
+:mod:`headwire.runtime.tools.output`'s, shared with the MCP tools and the agent.
 """
 
 from __future__ import annotations
@@ -33,9 +34,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from headwire.io.stdio import warn
 from headwire.runtime.environment import tool_environment
+from headwire.runtime.tools.background import start_background_pump
 from headwire.runtime.tools.base import ApprovalMode, ToolContext, ToolKind, ToolOutcome
+from headwire.runtime.tools.output import (
+    save_artifact,
+    truncated_envelope,
+    unsaved_envelope,
+)
 from headwire.runtime.tools.paths import (
     FAILED,
     PathDenied,
@@ -47,14 +53,12 @@ from headwire.runtime.tools.paths import (
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
 OUTPUT_THRESHOLD = 30_000
-PREVIEW_CHARS = 4_000
 MAX_CAPTURE_BYTES = 64 * 1024 * 1024
 BINARY_SNIFF_BYTES = 512
 """Output with a NUL byte this early is binary (upstream's ``isBinary`` sample size)."""
 READ_CHUNK = 256 * 1024
 PIPE_SIZE = 1024 * 1024
 EOF_GRACE_S = 0.2
-TRUNCATION_MARKER = "\n\n---\n... [CONTENT TRUNCATED] ...\n---\n\n"
 SAVED_FOOTER = "Output too long and was saved to: "
 UNSAVED_FOOTER = "Output too long and could not be saved: "
 
@@ -89,96 +93,6 @@ _SHELL_SYNTAX = re.compile(r"[;&|<>`$(){}\n\r\\]")
 _EXIT_ONE_OK = frozenset({"grep", "rg", "diff", "test", "[", "[["})
 
 Reason = Literal["exit", "timeout", "cancelled"]
-
-
-# ---------------------------------------------------------------------------------------------
-# Model-facing truncation (upstream's envelope and head/tail preview).
-
-
-def head_tail_preview(content: str, budget: int = PREVIEW_CHARS) -> str:
-    """About ``budget`` characters of ``content``: the first fifth of the lines and the rest
-    from the end, each side capped (a fifth / the remainder of the budget), cut lines marked
-    with ``...`` and the two sides joined by the ``[CONTENT TRUNCATED]`` marker.
-
-    Works with ``find``/``rfind`` from both ends, so a huge ``content`` is never split.
-    """
-    marker = TRUNCATION_MARKER if budget > len(TRUNCATION_MARKER) else ""
-    content_budget = budget - len(marker)
-    line_count = content.count("\n") + 1
-    head_count = max(line_count // 5, 1)
-    head_budget = content_budget // 5
-    head: list[str] = []
-    used, pos = 0, 0
-    for _ in range(min(head_count, line_count)):
-        remaining = head_budget - used
-        if remaining <= 0:
-            break
-        end = content.find("\n", pos)
-        end = len(content) if end < 0 else end
-        if end - pos + 1 > remaining:
-            if remaining >= 3:
-                head.append(content[pos : pos + remaining - 3] + "...")
-            used = head_budget
-            break
-        head.append(content[pos:end])
-        used += end - pos + 1
-        pos = end + 1
-    tail_budget = max(content_budget - used, 0)
-    tail: list[str] = []
-    tail_used, end, index = 0, len(content), line_count - 1
-    tail_first = max(head_count, len(head))
-    while index >= tail_first:
-        remaining = tail_budget - tail_used
-        if remaining <= 0:
-            break
-        start = content.rfind("\n", 0, end) + 1
-        if end - start + 1 > remaining:
-            if remaining >= 3:
-                keep = remaining - 3
-                tail.append("..." + (content[end - keep : end] if keep > 0 else ""))
-            break
-        tail.append(content[start:end])
-        tail_used += end - start + 1
-        end, index = start - 1, index - 1
-    tail.reverse()
-    return "\n".join(head) + marker + "\n".join(tail)
-
-
-def truncated_envelope(content: str, saved_to: Path, budget: int = PREVIEW_CHARS) -> str:
-    """Upstream's model text for an output saved to ``saved_to``."""
-    return (
-        "Tool output was too large and has been truncated.\n"
-        f"The full output has been saved to: {saved_to}\n"
-        "To read the complete output, use the read_file tool with the absolute file path "
-        "above.\nThe truncated output below shows the beginning and end of the content. The "
-        "marker '... [CONTENT TRUNCATED] ...' indicates where content was removed.\n\n"
-        f"Truncated part of the output:\n{head_tail_preview(content, budget)}"
-    )
-
-
-def unsaved_envelope(content: str, reason: str, budget: int = PREVIEW_CHARS) -> str:
-    """The model text for an output too long to pass whole whose artifact could not be
-    written (disk full, unwritable data directory): the same preview, and why there is no file."""
-    return (
-        "Tool output was too large and has been truncated.\n"
-        f"The full output could not be saved ({reason}); only the part below is available.\n"
-        "The truncated output below shows the beginning and end of the content. The "
-        "marker '... [CONTENT TRUNCATED] ...' indicates where content was removed.\n\n"
-        f"Truncated part of the output:\n{head_tail_preview(content, budget)}"
-    )
-
-
-async def save_artifact(
-    ctx: ToolContext, tool_name: str, data: bytes
-) -> tuple[Path | None, str | None]:
-    """Save ``data`` as an artifact off the event loop: ``(path, None)``, or ``(None, reason)``
-    when the store cannot write it (a stderr note is printed; the tool result goes on)."""
-    try:
-        return await asyncio.to_thread(ctx.artifacts.save, tool_name, data), None
-    except OSError as exc:
-        reason = f"{type(exc).__name__}: {exc}"
-        warn(f"headwire: could not save the full output of {tool_name}: {reason}")
-        return None, reason
 
 
 # ---------------------------------------------------------------------------------------------
@@ -670,25 +584,27 @@ class ShellTool:
         return DEFAULT_TIMEOUT_MS
 
     async def _background(self, command: str, cwd: Path, ctx: ToolContext) -> ToolOutcome:
-        """Start ``command`` detached, its output appended to an (initially empty) artifact."""
+        """Start ``command`` detached; its output is appended to an (initially empty) artifact
+        by a pump thread, up to :data:`MAX_CAPTURE_BYTES`; headwire stops it when it exits."""
         path = await asyncio.to_thread(ctx.artifacts.save, self.name, b"")
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+        read_fd, write_fd = os.pipe()
         try:
             proc = subprocess.Popen(
                 [*_shell(), command],
                 stdin=subprocess.DEVNULL,
-                stdout=fd,
+                stdout=write_fd,
                 stderr=subprocess.STDOUT,
                 cwd=cwd,
                 env=_child_env(),
                 start_new_session=True,
             )
         except OSError as exc:
+            os.close(read_fd)
             message = f"Command failed: {exc}"
             return ToolOutcome(llm_text=message, display=message, error=message, error_type=FAILED)
         finally:
-            os.close(fd)
-        _reap_later(proc)
+            os.close(write_fd)
+        start_background_pump(proc, read_fd, path)
         shell_id = f"bg_{secrets.token_hex(4)}"
         llm = (
             f"Background shell started.\nid: {shell_id}\npid: {proc.pid}\n"

@@ -4,30 +4,39 @@ The model text is upstream's ``Successfully created and wrote to new file: P.`` 
 ``Successfully overwrote file: P.``.  Upstream's display is a diff object, which headless
 wires do not show as text (they fall back to the model text), so ``display`` is ``None`` and
 the unified diff goes to ``extra["diff"]`` (with ``old_text``/``new_text`` for ACP diffs).
-The resolved path is opened with :func:`~headwire.runtime.tools.paths.open_confined`, so a
-symlink swapped in after the workspace check (for the file or a directory above it) cannot
-redirect the write.
+
+An existing file is overwritten only when the model read it in this session and it has not
+changed since (:mod:`headwire.runtime.tools.read_ledger`).  The write is atomic
+(:mod:`headwire.runtime.tools.atomic`): a temporary file in the same directory, renamed over
+the target, so a failed write leaves the original whole and a hard link does not carry the
+write elsewhere.  Directories are opened following no symlink, so a symlink swapped in after
+the workspace check cannot redirect the write; FIFOs, sockets and devices are refused.
 """
 
 from __future__ import annotations
 
-import asyncio
 import difflib
 import errno
 import os
 from pathlib import Path
 from typing import Any
 
+from headwire.runtime.tools.atomic import write_atomically
 from headwire.runtime.tools.base import ApprovalMode, ToolContext, ToolKind, ToolOutcome
+from headwire.runtime.tools.offload import in_thread
 from headwire.runtime.tools.paths import (
     PathDenied,
+    SpecialFile,
     approval_needed,
     check_file_path_args,
+    check_regular,
     denied_outcome,
     failure,
-    open_confined,
+    open_parent_confined,
+    open_regular_for_reading,
     resolve_in_workspace,
 )
+from headwire.runtime.tools.read_ledger import ReadLedger
 
 DIFF_MAX_CHARS = 1_000_000
 
@@ -52,15 +61,27 @@ def unified_diff(name: str, old: str, new: str, old_label: str, new_label: str) 
     return f"Index: {name}\n{'=' * 67}\n" + "".join(lines)
 
 
-def write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to the resolved ``path`` (parents created), following no symlink."""
-    fd = open_confined(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666, make_parents=True)
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(data)
+def stat_target(path: Path) -> os.stat_result | None:
+    """The stat of the resolved ``path`` itself (no symlink followed), ``None`` when it (or a
+    directory above it) does not exist; :class:`SpecialFile` for a FIFO, socket or device."""
+    try:
+        dir_fd, name = open_parent_confined(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    try:
+        info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+    finally:
+        os.close(dir_fd)
+    check_regular(info.st_mode, path)
+    return info
 
 
-def write_error(raw: str, exc: OSError) -> ToolOutcome:
-    """Upstream's messages for a failed write."""
+def write_error(raw: str, exc: OSError | SpecialFile) -> ToolOutcome:
+    """Upstream's messages for a failed write (and ours for a special file)."""
+    if isinstance(exc, SpecialFile):
+        return failure(exc.message, f"Error: {exc.message}", exc.message, "file_write_failure")
     code = errno.errorcode.get(exc.errno or 0, "EIO")
     if exc.errno == errno.EACCES:
         message, kind = f"Permission denied writing to file: {raw} ({code})", "permission_denied"
@@ -84,7 +105,7 @@ def write_error(raw: str, exc: OSError) -> ToolOutcome:
 def read_existing(path: Path) -> tuple[bool, str | None]:
     """Whether ``path`` exists, and its text when small enough to diff."""
     try:
-        fd = open_confined(path, os.O_RDONLY | os.O_NONBLOCK)
+        fd = open_regular_for_reading(path)
     except FileNotFoundError:
         return False, None
     with os.fdopen(fd, "rb") as handle:
@@ -126,6 +147,9 @@ class WriteFileTool:
     }
     kind: ToolKind = "edit"
 
+    def __init__(self, ledger: ReadLedger | None = None) -> None:
+        self.ledger = ledger if ledger is not None else ReadLedger()
+
     def validate(self, args: dict[str, Any]) -> str | None:
         """Schema check plus upstream's path rules."""
         problem = check_file_path_args(
@@ -152,17 +176,20 @@ class WriteFileTool:
             path = resolve_in_workspace(raw, ctx)
         except PathDenied as exc:
             return denied_outcome(exc)
-        return await asyncio.to_thread(self._write, raw, path, args["content"])
+        content: str = args["content"]
+        return await in_thread(lambda: self._write(raw, path, content), timeout_s=ctx.timeout_s)
 
-    @staticmethod
-    def _write(raw: str, path: Path, content: str) -> ToolOutcome:
+    def _write(self, raw: str, path: Path, content: str) -> ToolOutcome:
         if path.is_dir():
             message = f"Path is a directory, not a file: {raw}"
             return failure(message, message, message, "target_is_directory")
         try:
+            refusal = self.ledger.refusal(stat_target(path), raw, "overwrite")
+            if refusal is not None:
+                return refusal
             existed, original = read_existing(path)
-            write_bytes(path, content.encode("utf-8"))
-        except OSError as exc:
+            self.ledger.record_write(write_atomically(path, content.encode("utf-8")))
+        except (OSError, SpecialFile) as exc:
             return write_error(raw, exc)
         if existed:
             llm = f"Successfully overwrote file: {raw}."

@@ -21,6 +21,7 @@ from headwire.runtime.tools.glob import GlobTool, compile_glob
 from headwire.runtime.tools.grep import GrepTool
 from headwire.runtime.tools.ls import ListDirectoryTool
 from headwire.runtime.tools.read_file import ReadFileTool
+from headwire.runtime.tools.read_ledger import ReadLedger
 from headwire.runtime.tools.registry import builtin_tools, canonical_name, select_tools
 from headwire.runtime.tools.shell import SAVED_FOOTER, ShellTool, truncated_envelope
 from headwire.runtime.tools.write_file import WriteFileTool
@@ -83,6 +84,13 @@ def call(tool: Tool, ctx: ToolContext, **args: Any) -> ToolOutcome:
     return run(tool.run(args, ctx))
 
 
+def editor_after_read(ctx: ToolContext, path: Path) -> EditTool:
+    """An ``edit`` tool whose session has read ``path`` (read before write)."""
+    ledger = ReadLedger()
+    assert call(ReadFileTool(ledger), ctx, file_path=str(path)).error is None
+    return EditTool(ledger)
+
+
 # ---------------------------------------------------------------------------------------------
 # read_file
 
@@ -92,7 +100,7 @@ def test_read_file_full_and_window(ctx: ToolContext, ws: Path) -> None:
     path.write_text("".join(f"line {i}   \n" for i in range(1, 11)))
     full = call(ReadFileTool(), ctx, file_path=str(path))
     assert full.error is None and full.display is None
-    assert full.llm_text == "\n".join(f"line {i}" for i in range(1, 11))
+    assert full.llm_text == "\n".join(f"line {i}" for i in range(1, 11)) + "\n"  # kept, as upstream
     part = call(ReadFileTool(), ctx, file_path=str(path), offset=2, limit=3)
     assert part.llm_text == "Showing lines 3-5 of 10 total lines.\n\n---\n\nline 3\nline 4\nline 5"
     assert part.display == "Read lines 3-5 of 10 from a.txt"
@@ -146,13 +154,13 @@ def test_read_file_confinement(ctx: ToolContext, ws: Path, outside: Path) -> Non
         assert out.error_type == "execution_denied" and "top secret" not in out.llm_text
     (ws / "inner.txt").write_text("fine\n")
     (ws / "ok-link").symlink_to(ws / "inner.txt")
-    assert call(tool, ctx, file_path=str(ws / "ok-link")).llm_text == "fine"
+    assert call(tool, ctx, file_path=str(ws / "ok-link")).llm_text == "fine\n"
 
 
 def test_read_file_reads_artifacts_when_sink_exposes_directory(ctx: ToolContext) -> None:
     saved = ctx.artifacts.save("run_shell_command", b"saved output\n")
     assert stat.S_IMODE(saved.stat().st_mode) == 0o600
-    assert call(ReadFileTool(), ctx, file_path=str(saved)).llm_text == "saved output"
+    assert call(ReadFileTool(), ctx, file_path=str(saved)).llm_text == "saved output\n"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -161,10 +169,11 @@ def test_read_file_reads_artifacts_when_sink_exposes_directory(ctx: ToolContext)
 
 def test_write_file_create_and_overwrite(ctx: ToolContext, ws: Path) -> None:
     target = ws / "deep" / "dir" / "f.txt"
-    created = call(WriteFileTool(), ctx, file_path=str(target), content="one\ntwo\n")
+    writer = WriteFileTool(ReadLedger())
+    created = call(writer, ctx, file_path=str(target), content="one\ntwo\n")
     assert created.llm_text == f"Successfully created and wrote to new file: {target}."
     assert created.display is None and target.read_text() == "one\ntwo\n"
-    again = call(WriteFileTool(), ctx, file_path=str(target), content="one\nthree\n")
+    again = call(writer, ctx, file_path=str(target), content="one\nthree\n")  # it wrote it
     assert again.llm_text == f"Successfully overwrote file: {target}."
     assert "-two" in again.extra["diff"] and "+three" in again.extra["diff"]
     assert WriteFileTool().validate({"file_path": str(ws), "content": ""}) == (
@@ -190,7 +199,13 @@ def test_write_file_confinement(ctx: ToolContext, ws: Path, outside: Path) -> No
 def test_edit_success_and_snippet(ctx: ToolContext, ws: Path) -> None:
     path = ws / "code.py"
     path.write_text("".join(f"l{i}\n" for i in range(1, 21)))
-    out = call(EditTool(), ctx, file_path=str(path), old_string="l10\n", new_string="TEN\n")
+    out = call(
+        editor_after_read(ctx, path),
+        ctx,
+        file_path=str(path),
+        old_string="l10\n",
+        new_string="TEN\n",
+    )
     assert out.error is None and out.display is None
     assert out.llm_text.startswith(f"The file: {path} has been updated. Showing lines 6-14 of 21")
     assert "TEN" in path.read_text() and "l10\n" not in path.read_text()
@@ -202,19 +217,20 @@ def test_edit_success_and_snippet(ctx: ToolContext, ws: Path) -> None:
 def test_edit_errors(ctx: ToolContext, ws: Path) -> None:
     path = ws / "f.txt"
     path.write_text("x = 1\nx = 1\n")
-    zero = call(EditTool(), ctx, file_path=str(path), old_string="y = 2", new_string="z")
+    editor = editor_after_read(ctx, path)
+    zero = call(editor, ctx, file_path=str(path), old_string="y = 2", new_string="z")
     assert zero.error_type == "execution_failed"
     assert zero.error is not None and zero.error.startswith(
         f"Failed to edit, 0 occurrences found for old_string in {path}. No edits made."
     )
     assert zero.display == "Error: Failed to edit, could not find the string to replace."
-    many = call(EditTool(), ctx, file_path=str(path), old_string="x = 1", new_string="x = 2")
+    many = call(editor, ctx, file_path=str(path), old_string="x = 1", new_string="x = 2")
     assert (
         many.error == f"Failed to edit. Found 2 occurrences for old_string in {path} "
         "but replace_all was not enabled."
     )
     same = call(
-        EditTool(),
+        editor,
         ctx,
         file_path=str(path),
         old_string="x = 1",
@@ -222,13 +238,13 @@ def test_edit_errors(ctx: ToolContext, ws: Path) -> None:
         replace_all=True,
     )
     assert same.error is not None and same.error.startswith("No changes to apply.")
-    exists = call(EditTool(), ctx, file_path=str(path), old_string="", new_string="new")
+    exists = call(editor, ctx, file_path=str(path), old_string="", new_string="new")
     assert exists.error == f"File already exists, cannot create: {path}"
-    missing = call(EditTool(), ctx, file_path=str(ws / "nope"), old_string="a", new_string="b")
+    missing = call(editor, ctx, file_path=str(ws / "nope"), old_string="a", new_string="b")
     assert missing.error == f"File not found: {ws / 'nope'}"
     assert path.read_text() == "x = 1\nx = 1\n"
     replaced = call(
-        EditTool(),
+        editor,
         ctx,
         file_path=str(path),
         old_string="x = 1",
@@ -241,7 +257,9 @@ def test_edit_errors(ctx: ToolContext, ws: Path) -> None:
 def test_edit_keeps_crlf_and_confinement(ctx: ToolContext, ws: Path, outside: Path) -> None:
     path = ws / "win.txt"
     path.write_bytes(b"a\r\nb\r\nc\r\n")
-    out = call(EditTool(), ctx, file_path=str(path), old_string="b\nc", new_string="B\nC")
+    out = call(
+        editor_after_read(ctx, path), ctx, file_path=str(path), old_string="b\nc", new_string="B\nC"
+    )
     assert out.error is None and path.read_bytes() == b"a\r\nB\r\nC\r\n"
     (ws / "link").symlink_to(outside / "secret.txt")
     for target in (outside / "secret.txt", ws / "link", ws / ".." / "outside" / "secret.txt"):
