@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import uuid
 from collections.abc import Awaitable, Callable
@@ -35,28 +34,9 @@ from headwire.transports import HeadlessTransport, make_transport
 
 
 def _model(args: argparse.Namespace) -> Model:
-    from headwire.runtime.models.scripted import ScriptedModel, ScriptError, load_script
+    from headwire.cli.model_flags import model_from_flags  # provider selection (issue 15)
 
-    spec = args.script
-    model = args.model or os.environ.get("OPENAI_MODEL")
-    if spec is None and model and (model == "scripted" or model.startswith("scripted:")):
-        spec = model.partition(":")[2] or os.environ.get("HEADWIRE_SCRIPT") or "demo"
-    if spec is not None:
-        try:
-            return ScriptedModel(load_script(spec), name=args.model or "scripted")
-        except ScriptError as exc:
-            raise UsageError(str(exc)) from None
-    if args.auth_type not in (None, "openai"):
-        raise UsageError(f"--auth-type {args.auth_type} is not supported; use --auth-type openai")
-    from headwire.runtime.models.openai import OpenAIModel, resolve_openai_config
-
-    try:
-        base_url, api_key, name = resolve_openai_config(
-            os.environ, args.openai_base_url, args.openai_api_key, args.model
-        )
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
-    return OpenAIModel(base_url, api_key, name)
+    return model_from_flags(args)
 
 
 def _read_prompt(args: argparse.Namespace) -> str:
