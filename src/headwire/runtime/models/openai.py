@@ -363,8 +363,9 @@ class OpenAIModel(StreamingHttpModel):
         pending = state.unsent + content
         start = marker_start(pending)
         if start is not None:
-            state.unsent, state.held = "", [pending[start:]]
-            return [TextDelta(pending[:start])] if start else []
+            shown = len(pending[:start].rstrip())  # the whitespace before a call goes with it
+            state.unsent, state.held = "", [pending[shown:]]
+            return [TextDelta(pending[:shown])] if shown else []
         cut = safe_prefix_length(pending)
         state.unsent = pending[cut:]
         return [TextDelta(pending[:cut])] if cut else []

@@ -34,7 +34,7 @@ _DECODER = json.JSONDecoder()
 
 _START = re.compile(
     r"<tool_call>|<function=|<function_calls>|<invoke\s|\[TOOL_CALLS\]|<\|python_tag\|>"
-    r"|```[A-Za-z_]*[ \t]*\n?\s*[\[{]|[\[{]\s*\"(?:name|function)\"\s*:"
+    r"|```[A-Za-z_]{0,12}[ \t]*\n?\s*[\[{]|[\[{]\s*\"(?:name|function)\"\s*:"
 )
 _TOOL_CALL = re.compile(r"<tool_call>(.*?)(?:</tool_call>|\Z)", re.S)
 _FUNCTION = re.compile(r"<function=([^>\s]+)>(.*?)(?:</function>|\Z)", re.S)
@@ -42,10 +42,12 @@ _QWEN_PARAM = re.compile(r"<parameter=([^>\s]+)>(.*?)(?:</parameter>|(?=<paramet
 _FUNCTION_CALLS = re.compile(r"<function_calls>(.*?)(?:</function_calls>|\Z)", re.S)
 _INVOKE = re.compile(r"<invoke\s+name=\"([^\"]+)\"\s*>(.*?)(?:</invoke>|\Z)", re.S)
 _XML_PARAM = re.compile(r"<parameter\s+name=\"([^\"]+)\"\s*>(.*?)(?:</parameter>|\Z)", re.S)
-_FENCE = re.compile(r"```[A-Za-z_]*[ \t]*\n?(.*?)(?:```|\Z)", re.S)
+_FENCE = re.compile(r"```[A-Za-z_]{0,12}[ \t]*\n?(.*?)(?:```|\Z)", re.S)
 
 HOLD_BACK_CHARS = 24
-"""Text within this many characters of the end may be the start of a marker still arriving."""
+"""Non-space characters at the end of the text that may begin a marker still arriving (no
+marker has more before the character that completes it)."""
+_TAIL = re.compile(rf"(?:\S\s*){{1,{HOLD_BACK_CHARS}}}\Z")
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,16 +65,20 @@ def marker_start(text: str) -> int | None:
 
 
 def safe_prefix_length(text: str) -> int:
-    """How much of ``text`` (which holds no marker) can be shown now: everything but a tail
-    of at most :data:`HOLD_BACK_CHARS` characters starting at a ``<``, ``[``, ``{`` or backtick
-    that a later piece could turn into a marker."""
-    tail_start = max(0, len(text) - HOLD_BACK_CHARS)
+    """How much of ``text`` (which holds no marker) can be shown now.
+
+    Held back: trailing whitespace, and everything from the first ``<``, ``[``, ``{`` or
+    backtick among the last :data:`HOLD_BACK_CHARS` non-space characters, so no marker that a
+    later piece completes can begin in what was shown.
+    """
+    tail = _TAIL.search(text)
+    tail_start = tail.start() if tail else len(text)
     cut = len(text)
     for opener in ("<", "[", "{", "`"):
         at = text.find(opener, tail_start)
         if at != -1:
             cut = min(cut, at)
-    return cut
+    return len(text[:cut].rstrip())
 
 
 def extract_text_tool_calls(
