@@ -14,7 +14,7 @@ import inspect
 import sys
 from types import ModuleType
 
-from headwire.cli import bound_cmd, flags
+from headwire.cli import bound_cmd, doctor_cmd, flags
 
 GENERATOR = "python -m headwire.cli.docs > docs/cli.md"
 
@@ -117,11 +117,12 @@ def render() -> str:
         f"<!-- Generated from the argument parsers by `{GENERATOR}`; do not edit by hand. -->",
         "",
         "Every flag `headwire` accepts, straight from its parsers. `headwire --help` and "
-        "`headwire bound --help` print the same in the terminal.",
+        "`headwire bound --help` and `headwire doctor --help` print the same in the terminal.",
         "",
     ]
     lines += _section(flags.build_parser(), flags)
     lines += _section(bound_cmd._parser(), bound_cmd)
+    lines += _section(doctor_cmd._parser(), doctor_cmd)
     return "\n".join(lines).rstrip("\n") + "\n"
 
 

@@ -28,7 +28,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="headwire",
         description="A headless coding agent whose wire tool results are bounded exactly.",
-        epilog="Subcommands: 'headwire bound --help' (bound the tool results of a stream).",
+        epilog="Subcommands: 'headwire bound --help' (bound the tool results of a stream), "
+        "'headwire doctor --help' (probe a model endpoint).",
     )
     p.add_argument("query", nargs="*", help="the prompt (joined with spaces)")
     p.add_argument("-p", "--prompt", help="the prompt; appended to stdin when both are given")
