@@ -50,7 +50,7 @@ TOOLS = [
 def replay(
     name: str, *, parse_text: bool = False, notes: list[str] | None = None
 ) -> list[ModelEvent]:
-    body = (QUIRKS / name).read_text()
+    body = (QUIRKS / name).read_text(encoding="utf-8")
     with FakeOpenAI([{"raw_sse": body}]) as fake:
         model = OpenAIModel(
             fake.base_url,
@@ -154,6 +154,12 @@ def test_missing_finish_reason_tool_call() -> None:
 def test_no_usage() -> None:
     events = replay("no-usage.sse")
     assert text_of(events) == "Sure." and events[-1] == Finished(None)
+
+
+def test_raw_unicode_line_separators() -> None:
+    """JSON may carry U+2028, U+2029 and U+0085 unescaped; they do not end an SSE line."""
+    events = replay("raw-unicode-line-separators.sse")
+    assert text_of(events) == "line one\u2028line two \u0085end\u2029\x1c."
 
 
 def test_crlf_comments_batched_events() -> None:
