@@ -28,7 +28,6 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpx
 import orjson
 
 from headwire.runtime.models.anthropic_convert import (
@@ -54,6 +53,7 @@ from headwire.runtime.models.http_base import (
     int_field,
     sse_events,
 )
+from headwire.runtime.models.httpx_lite import httpx
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 API_VERSION = "2023-06-01"

@@ -34,7 +34,6 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
-import httpx
 import orjson
 
 from headwire.runtime.models.base import (
@@ -55,6 +54,7 @@ from headwire.runtime.models.http_base import (
     int_field,
     sse_events,
 )
+from headwire.runtime.models.httpx_lite import httpx
 
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com"
 API_VERSION = "v1beta"

@@ -29,13 +29,13 @@ from types import TracebackType
 from typing import Any, Self
 from urllib.parse import urlsplit, urlunsplit
 
-import httpx
 import orjson
 
 from headwire import __version__
 from headwire.errors import ModelServerError
 from headwire.runtime.environment import register_secret
 from headwire.runtime.models.base import ModelError, ModelEvent, ModelRequest
+from headwire.runtime.models.httpx_lite import httpx
 
 SNIPPET_CHARS = 200
 """How much of a malformed event a message quotes."""

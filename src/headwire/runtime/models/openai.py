@@ -40,7 +40,6 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpx
 import orjson
 
 from headwire.errors import ConfigError
@@ -64,6 +63,7 @@ from headwire.runtime.models.http_base import (
     int_field,
     sse_events,
 )
+from headwire.runtime.models.httpx_lite import httpx
 from headwire.runtime.models.text_tools import (
     extract_text_tool_calls,
     marker_start,
