@@ -23,6 +23,7 @@ import pytest
 from tests.e2e.helpers import run_cli
 from tests.e2e.providers import NAMES, PROVIDERS
 from tests.faults.util import chats, no_traceback, read_recording
+from tests.paths import DATA
 
 DROP_BEFORE_OUTPUT = {"openai": 1, "anthropic": 2, "gemini": 0}
 """``drop_after_chunks`` that closes the stream before any text (role chunk / message_start)."""
@@ -174,3 +175,26 @@ def test_bad_key_is_one_clear_error_without_the_key(tmp_path: Path, provider: st
     assert BAD_KEY_MESSAGES[provider] in result["error"]["message"]
     for data in (proc.stdout, proc.stderr.encode(), *(p.read_bytes() for p in chats(proc.home))):
         assert wrong.encode() not in data and wrong[:16].encode() not in data
+
+
+def test_a_server_refusing_tools_is_one_clear_error(tmp_path: Path) -> None:
+    refusal = {"error_status": 500, "message": "tools param requires --jinja flag"}
+    with PROVIDERS["openai"].fake([refusal, {"text": "must not be asked"}]) as fake:
+        proc = run("openai", fake, ["-o", "json", "-p", "hi"], tmp_path)
+        requests = len(fake.requests)
+    assert proc.returncode == 1 and requests == 1
+    assert "retrying" not in proc.stderr
+    no_traceback(proc.stderr)
+    message = json.loads(proc.stdout)[-1]["error"]["message"]
+    assert message == (
+        "Model server does not support tool calls for fake-model (HTTP 500: tools param "
+        "requires --jinja flag); use a model and server with tool support, see 'headwire doctor'"
+    )
+
+
+def test_unicode_line_separators_inside_json_stay_text(tmp_path: Path) -> None:
+    body = (DATA / "quirks" / "raw-unicode-line-separators.sse").read_text(encoding="utf-8")
+    with PROVIDERS["openai"].fake([{"raw_sse": body}]) as fake:
+        proc = run("openai", fake, ["-o", "text", "-p", "hi"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.decode() == "line one\u2028line two \u0085end\u2029\x1c.\n"
