@@ -300,3 +300,28 @@ def test_tool_use_ids_are_valid_and_stable(call_id: str) -> None:
     converted = tool_use_id(call_id)
     assert converted and all(c.isascii() and (c.isalnum() or c in "_-") for c in converted)
     assert tool_use_id(converted) == converted
+
+
+@given(
+    st.dictionaries(
+        st.sampled_from(
+            [
+                "input_tokens",
+                "output_tokens",
+                "cache_read_input_tokens",
+                "cache_creation_input_tokens",
+            ]
+        ),
+        st.integers(0, 10**7),
+    )
+)
+def test_the_prompt_counts_cached_parts_too(raw: dict[str, int]) -> None:
+    """``input_tokens`` on the wire is the whole prompt (cache reads and writes included);
+    reads and writes are kept apart; total is input plus output."""
+    from headwire.runtime.models.anthropic import _usage
+
+    usage = _usage(raw)
+    read, written = raw.get("cache_read_input_tokens", 0), raw.get("cache_creation_input_tokens", 0)
+    assert usage.input_tokens == raw.get("input_tokens", 0) + read + written
+    assert (usage.cached_tokens, usage.cache_write_tokens) == (read, written)
+    assert usage.total_tokens == usage.input_tokens + usage.output_tokens

@@ -98,3 +98,18 @@ def test_display_url_hides_passwords() -> None:
 )
 def test_usage_adds_field_by_field(a: tuple[int, ...], b: tuple[int, ...]) -> None:
     assert Usage(*a) + Usage(*b) == Usage(*(x + y for x, y in zip(a, b, strict=True)))
+
+
+@given(
+    st.text(alphabet="abcdefXYZ0123456789-_", min_size=8, max_size=40),
+    st.text(max_size=40),
+    st.text(max_size=40),
+)
+def test_no_error_message_holds_the_key(key: str, before: str, after: str) -> None:
+    """Whatever a server puts around the key, the message a user sees has ``***`` instead."""
+    from headwire.runtime.models.anthropic import AnthropicModel
+
+    model = AnthropicModel("http://user:pw@127.0.0.1:1", key, "m")
+    message = model._error(f"{before}{key}{after}").message
+    assert key not in message and "***" in message
+    assert "pw" not in model.display_base_url
