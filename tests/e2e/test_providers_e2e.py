@@ -147,3 +147,42 @@ def test_acp(tmp_path: Path, provider: str) -> None:
     assert updates and max(len(line) for line in updates) <= MAX_ACP_UPDATE_LINE
     assert any(ACP_TRUNCATION_MARKER.strip().encode() in line for line in updates)
     assert all(KEY.encode() not in line for line in lines)
+
+
+CACHE_USAGE = {
+    "openai": {
+        "prompt_tokens": 125,
+        "completion_tokens": 7,
+        "total_tokens": 132,
+        "prompt_tokens_details": {"cached_tokens": 100},
+    },
+    "anthropic": {
+        "input_tokens": 5,
+        "output_tokens": 7,
+        "cache_read_input_tokens": 100,
+        "cache_creation_input_tokens": 20,
+    },
+    "gemini": {
+        "promptTokenCount": 125,
+        "candidatesTokenCount": 7,
+        "cachedContentTokenCount": 100,
+        "totalTokenCount": 132,
+    },
+}
+
+
+@pytest.mark.parametrize("provider", NAMES)
+def test_thinking_and_cached_usage_reach_the_wire(tmp_path: Path, provider: str) -> None:
+    spec = PROVIDERS[provider]
+    reply = {"thinking": "Let me see.", "text": "done", "usage": CACHE_USAGE[provider]}
+    with spec.fake([reply]) as fake:
+        proc = run_cli([*spec.flags(), "-o", "stream-json", "-p", "hi"], tmp_path, **spec.env(fake))
+    assert proc.returncode == 0, proc.stderr
+    messages = proc.lines()
+    blocks = [b for m in messages if m["type"] == "assistant" for b in m["message"]["content"]]
+    assert {"type": "thinking", "thinking": "Let me see."} in blocks
+    assert {"type": "text", "text": "done"} in blocks
+    usage = messages[-1]["usage"]
+    expected_input = 125 if provider != "anthropic" else 5 + 100 + 20
+    assert (usage["input_tokens"], usage["output_tokens"]) == (expected_input, 7)
+    assert usage["cache_read_input_tokens"] == 100
