@@ -51,9 +51,9 @@ from headwire.runtime.models.http_base import (
     Transient,
     error_field_text,
     int_field,
-    sse_events,
 )
 from headwire.runtime.models.httpx_lite import httpx
+from headwire.runtime.models.sse import sse_events
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 API_VERSION = "2023-06-01"

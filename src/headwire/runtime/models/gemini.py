@@ -52,9 +52,9 @@ from headwire.runtime.models.http_base import (
     Transient,
     error_field_text,
     int_field,
-    sse_events,
 )
 from headwire.runtime.models.httpx_lite import httpx
+from headwire.runtime.models.sse import sse_events
 
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com"
 API_VERSION = "v1beta"

@@ -32,7 +32,6 @@ without ``--jinja``) is a clear, non-retried error naming the cause.
 
 from __future__ import annotations
 
-import json
 import re
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -60,10 +59,15 @@ from headwire.runtime.models.http_base import (
     display_url,
     error_field_text,
     error_text,
-    int_field,
-    sse_events,
 )
 from headwire.runtime.models.httpx_lite import httpx
+from headwire.runtime.models.openai_calls import (
+    CallSlots,
+    call_arguments,
+    chat_usage,
+    merge_call,
+)
+from headwire.runtime.models.sse import sse_events
 from headwire.runtime.models.text_tools import (
     extract_text_tool_calls,
     marker_start,
@@ -120,21 +124,9 @@ def resolve_openai_config(
 
 
 @dataclass(slots=True)
-class _PartialCall:
-    """One tool call being assembled from ``delta.tool_calls`` fragments."""
-
-    call_id: str = ""
-    name: str = ""
-    arguments: list[str] = field(default_factory=list)
-
-
-@dataclass(slots=True)
-class _StreamState:
+class _StreamState(CallSlots):
     """What one streamed answer has accumulated so far."""
 
-    calls: list[_PartialCall] = field(default_factory=list)
-    slot_of_index: dict[int, int] = field(default_factory=dict)
-    last_slot: int | None = None
     finish_reason: str | None = None
     usage: Usage | None = None
     unsent: str = ""
@@ -330,7 +322,7 @@ class OpenAIModel(StreamingHttpModel):
             )
         usage = chunk.get("usage")
         if isinstance(usage, dict):
-            state.usage = _usage(usage)
+            state.usage = chat_usage(usage)
         events: list[ModelEvent] = []
         choices = chunk.get("choices")
         for choice in choices if isinstance(choices, list) else []:
@@ -347,7 +339,7 @@ class OpenAIModel(StreamingHttpModel):
                 tool_calls = delta.get("tool_calls")
                 for fragment in tool_calls if isinstance(tool_calls, list) else []:
                     if isinstance(fragment, dict):
-                        _merge_call(state, fragment)
+                        merge_call(state, fragment)
             finish = choice.get("finish_reason")
             if isinstance(finish, str) and finish:
                 state.finish_reason = finish
@@ -399,7 +391,7 @@ class OpenAIModel(StreamingHttpModel):
         for number, partial in enumerate(state.calls):
             if not partial.name:
                 raise self._error(f"Malformed streaming response: tool call {number} has no name")
-            args = _arguments(partial.arguments)
+            args = call_arguments(partial.arguments)
             if args is None:
                 raw = "".join(partial.arguments).strip()
                 self._note(
@@ -417,80 +409,3 @@ class _OpenAIPrepared(Prepared):
     """A prepared request plus the offered tools' schemas (for text tool calls)."""
 
     tools: dict[str, Any] = field(default_factory=dict)
-
-
-def _merge_call(state: _StreamState, fragment: dict[str, Any]) -> None:
-    """Fold one ``delta.tool_calls[]`` fragment into the call it continues (or a new one)."""
-    call_id = fragment.get("id") if isinstance(fragment.get("id"), str) else ""
-    index = fragment.get("index")
-    slot: int | None
-    if isinstance(index, int) and not isinstance(index, bool):
-        slot = state.slot_of_index.get(index)
-        if slot is not None and call_id and state.calls[slot].call_id not in ("", call_id):
-            slot = None  # another call reusing the index
-    else:
-        known = {c.call_id: n for n, c in enumerate(state.calls) if c.call_id}
-        slot = known.get(call_id) if call_id else state.last_slot
-        index = None
-    if slot is None:
-        state.calls.append(_PartialCall())
-        slot = len(state.calls) - 1
-        if index is not None:
-            state.slot_of_index[index] = slot
-    state.last_slot = slot
-    partial = state.calls[slot]
-    if call_id and not partial.call_id:
-        partial.call_id = call_id
-    function = fragment.get("function")
-    if not isinstance(function, dict):
-        return
-    name = function.get("name")
-    if isinstance(name, str) and name and name != partial.name:
-        # whole names repeated or sent cumulatively replace; pieces are concatenated
-        partial.name = name if name.startswith(partial.name) else partial.name + name
-    arguments = function.get("arguments")
-    if isinstance(arguments, str):
-        partial.arguments.append(arguments)
-    elif isinstance(arguments, dict):  # some servers send the object itself
-        partial.arguments.append(orjson.dumps(arguments).decode())
-
-
-def _arguments(pieces: list[str]) -> dict[str, Any] | None:
-    """The arguments object of a call's fragments, or ``None`` when there is none.
-
-    The fragments joined, else the last fragment alone (servers that resend the whole text so
-    far), else the first JSON value of the joined text (servers that repeat it).
-    """
-    raw = "".join(pieces).strip()
-    if not raw:
-        return {}
-    try:
-        parsed = orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        parsed = None
-        last = pieces[-1].strip()
-        if len(pieces) > 1 and last.startswith("{"):
-            try:
-                parsed = orjson.loads(last)
-            except orjson.JSONDecodeError:
-                parsed = None
-        if not isinstance(parsed, dict):
-            try:
-                parsed, _ = json.JSONDecoder().raw_decode(raw)
-            except ValueError:
-                parsed = None
-    return parsed if isinstance(parsed, dict) else None
-
-
-def _usage(raw: dict[str, Any]) -> Usage:
-    """Map OpenAI ``usage`` (with ``prompt_tokens_details.cached_tokens``) to :class:`Usage`."""
-    prompt = int_field(raw.get("prompt_tokens"))
-    completion = int_field(raw.get("completion_tokens"))
-    details = raw.get("prompt_tokens_details")
-    cached = int_field(details.get("cached_tokens")) if isinstance(details, dict) else 0
-    if not cached:
-        cached = int_field(raw.get("prompt_cache_hit_tokens"))  # DeepSeek's spelling
-    total = int_field(raw.get("total_tokens")) or prompt + completion
-    return Usage(
-        input_tokens=prompt, output_tokens=completion, cached_tokens=cached, total_tokens=total
-    )

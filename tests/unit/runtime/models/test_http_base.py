@@ -10,13 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from headwire.runtime.models.base import Usage
-from headwire.runtime.models.http_base import (
-    SseEvent,
-    display_url,
-    error_text,
-    retry_after_s,
-    sse_events,
-)
+from headwire.runtime.models.http_base import display_url, error_text, retry_after_s
+from headwire.runtime.models.sse import SseEvent, sse_events
 
 _line = st.text(alphabet=st.characters(blacklist_characters="\r\n", codec="utf-8"), max_size=30)
 _events = st.lists(

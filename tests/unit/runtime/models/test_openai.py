@@ -405,9 +405,9 @@ def test_tool_call_fragments_split_anywhere_reassemble(
     calls: list[dict[str, Any]], with_index: bool, data: st.DataObject
 ) -> None:
     """Arguments split at any points, with or without ``index``, give back each call whole."""
-    from headwire.runtime.models.openai import _arguments, _merge_call, _StreamState
+    from headwire.runtime.models.openai_calls import CallSlots, call_arguments, merge_call
 
-    state = _StreamState()
+    state = CallSlots()
     for number, args in enumerate(calls):
         raw = json.dumps(args)
         cuts = sorted(set(data.draw(st.lists(st.integers(0, len(raw)), max_size=5))))
@@ -421,6 +421,6 @@ def test_tool_call_fragments_split_anywhere_reassemble(
             }
             if with_index:
                 fragment["index"] = number
-            _merge_call(state, fragment)
+            merge_call(state, fragment)
     assert [c.call_id for c in state.calls] == [f"call_{n}" for n in range(len(calls))]
-    assert [_arguments(c.arguments) for c in state.calls] == calls
+    assert [call_arguments(c.arguments) for c in state.calls] == calls
