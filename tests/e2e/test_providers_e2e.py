@@ -44,7 +44,7 @@ def _model_read_bounded_text(provider: str, fake: Any) -> None:
     assert "The full output has been saved to" in text and len(text) < 30_000
 
 
-@pytest.mark.parametrize("provider", NAMES)
+@pytest.mark.parametrize("provider", ["anthropic", "gemini"])  # openai: test_openai_e2e.py
 @pytest.mark.parametrize(
     ("mode", "sample"),
     [

@@ -1,6 +1,7 @@
 """The fault table for every provider: 429 with retry-after, 5xx, a drop mid-stream, an
 unreachable server, a bad key.  Each row is a real ``headwire`` run against the API's own fake
-server (``--auth-type openai``, ``anthropic`` and ``gemini`` give the same behaviour):
+server (``anthropic`` and ``gemini`` here, ``openai`` in ``test_model_server.py``, all with
+the same behaviour and messages):
 
 * 429 (with ``Retry-After``, or Gemini's ``RetryInfo``), 5xx, Anthropic's 529, an in-stream
   error event and a drop before any output are retried (4 attempts in all), then the turn goes
@@ -21,7 +22,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.helpers import run_cli
-from tests.e2e.providers import NAMES, PROVIDERS
+from tests.e2e.providers import PROVIDERS
 from tests.faults.util import chats, no_traceback, read_recording
 from tests.paths import DATA
 
@@ -29,6 +30,9 @@ DROP_BEFORE_OUTPUT = {"openai": 1, "anthropic": 2, "gemini": 0}
 """``drop_after_chunks`` that closes the stream before any text (role chunk / message_start)."""
 DROP_AFTER_OUTPUT = {"openai": 3, "anthropic": 4, "gemini": 1}
 """``drop_after_chunks`` that closes the stream after the first piece of text."""
+NAMES = ["anthropic", "gemini"]
+"""``openai`` runs the same table in ``tests/faults/test_model_server.py``; its values stay here
+for the rows that compare with it."""
 RATE_LIMITED = {
     "openai": {"error_status": 429, "retry_after": "0.2", "message": "slow down"},
     "anthropic": {"error_status": 429, "retry_after": "0.2", "message": "slow down"},
