@@ -158,7 +158,7 @@ BAD_KEY_MESSAGES = {
 }
 
 
-@pytest.mark.parametrize("provider", NAMES)
+@pytest.mark.parametrize("provider", ["openai", *NAMES])
 def test_bad_key_is_one_clear_error_without_the_key(tmp_path: Path, provider: str) -> None:
     wrong = "sk-wrong-key-0a1b2c3d4e5f60718293"
     with PROVIDERS[provider].fake([{"text": "never"}], require_api_key="sk-right") as fake:
