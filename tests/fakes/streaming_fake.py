@@ -19,6 +19,8 @@ understands:
                       body (``clean_close: true`` ends it properly)
 ``malformed``         send a non-JSON event right after the opening one
 ``delay_s``           wait before answering; ``chunk_delay_s`` waits between events
+``raw_json``          answer 200 with this object as ``application/json`` (a server that
+                      ignores the streaming request)
 
 Each fake adds its own keys (see its module).  Unknown keys are an error.  A fake runs in a
 background thread as a context manager (``fake.base_url``, ``fake.requests``,
@@ -65,6 +67,7 @@ COMMON_KEYS = frozenset(
         "delay_s",
         "chunk_delay_s",
         "repeat_last",
+        "raw_json",
     }
 )
 CALL_KEYS = frozenset({"name", "args", "id"})
@@ -227,6 +230,9 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             message = str(reply.get("message", "fake server error"))
             self.send_json(status, fake.error_json(status, message, reply), headers)
+            return
+        if "raw_json" in reply:
+            self.send_json(200, reply["raw_json"])
             return
         events = fake.build_events(reply, number, model)
         drop = reply.get("drop_after_chunks")

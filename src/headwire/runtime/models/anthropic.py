@@ -183,13 +183,47 @@ class AnthropicModel(StreamingHttpModel):
                 yield model_event
             if state.stopped:
                 break
+        for model_event in self._finish(state):
+            yield model_event
+
+    def _decode_json(self, body: bytes, prepared: Prepared) -> list[ModelEvent]:
+        """A gateway that ignored ``stream``: one ``message`` object, read block by block."""
+        try:
+            data = orjson.loads(body)
+        except orjson.JSONDecodeError:
+            data = None
+        content = data.get("content") if isinstance(data, dict) else None
+        if (
+            not isinstance(data, dict)
+            or data.get("type") != "message"
+            or not isinstance(content, list)
+        ):
+            return super()._decode_json(body, prepared)
+        state = _State()
+        events: list[ModelEvent] = []
+        _merge_usage(state.usage, data.get("usage"))
+        for index, block in enumerate(b for b in content if isinstance(b, dict)):
+            events += self._apply(
+                state, "content_block_start", {"index": index, "content_block": block}
+            )
+            if block.get("type") == "text" and isinstance(block.get("text"), str):
+                events += self._delta(
+                    state, {"index": index, "delta": {"type": "text_delta", "text": block["text"]}}
+                )
+            elif block.get("type") == "thinking" and isinstance(block.get("thinking"), str):
+                delta = {"type": "thinking_delta", "thinking": block["thinking"]}
+                events += self._delta(state, {"index": index, "delta": delta})
+            self._apply(state, "content_block_stop", {"index": index})
+        state.stopped = True
+        return events + self._finish(state)
+
+    def _finish(self, state: _State) -> list[ModelEvent]:
+        """The end of a message: its tool calls, then ``Finished``."""
         if not state.stopped and state.stop_reason is None:
             raise self.dropped()
-        for call in state.calls:
-            yield call
         if state.calls and state.thinking:
             self._remember(state.calls[0].call_id, state.thinking)
-        yield Finished(_usage(state.usage) if state.usage else None)
+        return [*state.calls, Finished(_usage(state.usage) if state.usage else None)]
 
     def _apply(self, state: _State, kind: str, data: dict[str, Any]) -> list[ModelEvent]:
         if kind == "content_block_delta":

@@ -189,15 +189,33 @@ class GeminiModel(StreamingHttpModel):
             for item in chunk if isinstance(chunk, list) else [chunk]:
                 for model_event in self._apply(state, item, event.text):
                     yield model_event
+        for model_event in self._finish(state):
+            yield model_event
+
+    def _decode_json(self, body: bytes, prepared: Prepared) -> list[ModelEvent]:
+        """A server that ignored ``alt=sse``: one response, or the JSON array of them."""
+        try:
+            data = orjson.loads(body)
+        except orjson.JSONDecodeError:
+            return super()._decode_json(body, prepared)
+        items = data if isinstance(data, list) else [data]
+        if not items or not all(isinstance(i, dict) and "candidates" in i for i in items):
+            return super()._decode_json(body, prepared)
+        state = _State()
+        events: list[ModelEvent] = []
+        for item in items:
+            events += self._apply(state, item, "")
+        return events + self._finish(state)
+
+    def _finish(self, state: _State) -> list[ModelEvent]:
+        """The end of an answer: checks, then its calls and ``Finished``."""
         if state.finish is None:
             raise self.dropped()
         if state.finish not in _FINE_FINISH:
             if not state.said_something and not state.calls:
                 raise self._error(f"Gemini ended the answer without content ({state.finish})")
             self._note(f"the answer ended with finishReason {state.finish}")
-        for call in state.calls:
-            yield call
-        yield Finished(_usage(state.usage) if state.usage else None)
+        return [*state.calls, Finished(_usage(state.usage) if state.usage else None)]
 
     def _apply(self, state: _State, chunk: Any, raw: str) -> list[ModelEvent]:
         if not isinstance(chunk, dict):

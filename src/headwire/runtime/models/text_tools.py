@@ -44,6 +44,11 @@ _INVOKE = re.compile(r"<invoke\s+name=\"([^\"]+)\"\s*>(.*?)(?:</invoke>|\Z)", re
 _XML_PARAM = re.compile(r"<parameter\s+name=\"([^\"]+)\"\s*>(.*?)(?:</parameter>|\Z)", re.S)
 _FENCE = re.compile(r"```[A-Za-z_]{0,12}[ \t]*\n?(.*?)(?:```|\Z)", re.S)
 
+MAX_FAILED_CANDIDATES = 16
+"""Possible calls tried and rejected before the rest of the text is taken as text: each try
+may read to the end of the text, so the work stays linear in its size whatever it holds."""
+_SPACE = re.compile(r"\s*")
+
 HOLD_BACK_CHARS = 24
 """Non-space characters at the end of the text that may begin a marker still arriving (no
 marker has more before the character that completes it)."""
@@ -97,12 +102,14 @@ def extract_text_tool_calls(
     calls: list[TextCall] = []
     position = 0
     search_from = 0
-    while True:
+    failures = 0
+    while failures < MAX_FAILED_CANDIDATES:
         found = _START.search(text, search_from)
         if found is None:
             break
         parsed = _parse_at(text, found.start(), schemas)
         if parsed is None:
+            failures += 1
             search_from = found.start() + 1
             continue
         end, new_calls = parsed
@@ -155,7 +162,8 @@ def _parse_at(
 def _json_at(
     text: str, start: int, schemas: Mapping[str, Mapping[str, Any]]
 ) -> tuple[int, list[TextCall]] | None:
-    at = len(text) - len(text[start:].lstrip())
+    match = _SPACE.match(text, start)
+    at = match.end() if match else start
     try:
         value, end = _DECODER.raw_decode(text, at)
     except ValueError:

@@ -325,3 +325,30 @@ def test_the_prompt_counts_cached_parts_too(raw: dict[str, int]) -> None:
     assert usage.input_tokens == raw.get("input_tokens", 0) + read + written
     assert (usage.cached_tokens, usage.cache_write_tokens) == (read, written)
     assert usage.total_tokens == usage.input_tokens + usage.output_tokens
+
+
+def test_a_message_answered_as_json_is_read() -> None:
+    message = {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "content": [
+            {"type": "thinking", "thinking": "Hmm.", "signature": "S"},
+            {"type": "text", "text": "Reading."},
+            {"type": "tool_use", "id": "toolu_j", "name": "read_file", "input": {"path": "x"}},
+        ],
+        "stop_reason": "tool_use",
+        "usage": {"input_tokens": 4, "output_tokens": 2},
+    }
+    with FakeAnthropic([{"raw_json": message}, {"raw_json": {"type": "error"}}]) as fake:
+        events = ok(make(fake.base_url))
+        _, error = run(make(fake.base_url))
+    assert [type(e).__name__ for e in events] == [
+        "ThinkingDelta",
+        "TextDelta",
+        "ToolCall",
+        "Finished",
+    ]
+    assert events[2] == ToolCall("toolu_j", "read_file", {"path": "x"})
+    assert events[-1] == Finished(Usage(4, 2, 0, 6))
+    assert error is not None and "did not stream" in error.message

@@ -255,3 +255,28 @@ def test_converted_conversations_are_valid_requests(messages: list[dict[str, Any
                     if "functionCall" in p
                 }
                 assert part["functionResponse"]["name"] in called
+
+
+def test_an_answer_as_a_json_array_is_read() -> None:
+    answer = [
+        {"candidates": [{"content": {"role": "model", "parts": [{"text": "Rea"}]}}]},
+        {
+            "candidates": [
+                {
+                    "content": {
+                        "role": "model",
+                        "parts": [{"text": "d."}, {"functionCall": {"name": "read_file"}}],
+                    },
+                    "finishReason": "STOP",
+                }
+            ],
+            "usageMetadata": {"promptTokenCount": 3, "candidatesTokenCount": 2},
+        },
+    ]
+    with FakeGemini([{"raw_json": answer}, {"raw_json": [{"candidates": []}]}]) as fake:
+        events = ok(make(fake.base_url))
+        _, error = run(make(fake.base_url, max_retries=0))
+    assert text_of(events) == "Read."
+    assert [(e.name, e.args) for e in events if isinstance(e, ToolCall)] == [("read_file", {})]
+    assert events[-1] == Finished(Usage(3, 2, 0, 5))
+    assert error is not None and error.message == "Connection closed mid-stream"

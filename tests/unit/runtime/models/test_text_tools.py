@@ -142,3 +142,14 @@ def test_the_held_tail_is_short(text: str) -> None:
         return
     rest = text[safe_prefix_length(text) :]
     assert len("".join(rest.split())) <= HOLD_BACK_CHARS
+
+
+def test_hostile_text_stays_linear() -> None:
+    """Thousands of unclosed markers in a megabyte: bounded work, the text kept as is."""
+    import time
+
+    text = ("<tool_call>" + "x" * 40 + '{"name": ') * 20_000 + "tail"
+    started = time.monotonic()
+    kept, found = extract_text_tool_calls(text, SCHEMAS)
+    assert time.monotonic() - started < 3
+    assert (kept, found) == (text, [])
