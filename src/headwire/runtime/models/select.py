@@ -131,7 +131,7 @@ def resolve_provider(
     """
     settings = settings or ProviderChoice()
     sources: dict[str, str] = {}
-    auth_type = _given(flags.auth_type)
+    auth_type = (_given(flags.auth_type) or "").lower() or None
     sources["auth_type"] = "--auth-type"
     if auth_type is None and _given(settings.auth_type):
         auth_type, sources["auth_type"] = _given(settings.auth_type), "settings"
