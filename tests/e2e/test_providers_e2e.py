@@ -186,3 +186,24 @@ def test_thinking_and_cached_usage_reach_the_wire(tmp_path: Path, provider: str)
     expected_input = 125 if provider != "anthropic" else 5 + 100 + 20
     assert (usage["input_tokens"], usage["output_tokens"]) == (expected_input, 7)
     assert usage["cache_read_input_tokens"] == 100
+
+
+@pytest.mark.parametrize(
+    ("provider", "with_key"),
+    [("openai", False), ("anthropic", True), ("gemini", True)],
+    ids=["local-openai-without-a-key", "only-an-anthropic-key", "only-a-gemini-key"],
+)
+def test_the_readme_commands_without_auth_type(
+    tmp_path: Path, provider: str, with_key: bool
+) -> None:
+    """As in the README: a local OpenAI-compatible server needs no key and no --auth-type;
+    with only one provider's key (and no OpenAI settings) that provider is chosen."""
+    spec = PROVIDERS[provider]
+    with spec.fake([{"text": "done"}]) as fake:
+        env = spec.env(fake) if with_key else {spec.base_var: fake.base_url}
+        proc = run_cli(["-m", "fake-model", "-p", "Summarize README.md"], tmp_path, **env)
+        headers = fake.request_headers
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == b"done\n"
+    key_header = {"openai": "Authorization", "anthropic": "x-api-key", "gemini": "x-goog-api-key"}
+    assert len(headers) == 1 and (key_header[provider] in headers[0]) == with_key
