@@ -36,12 +36,19 @@ JsonDict = dict[str, Any]
 @dataclass(frozen=True, slots=True)
 class Usage:
     """Token usage of a model call or a turn (``usage`` on the wire: input/output/cache-read/
-    total)."""
+    total).
+
+    ``input_tokens`` counts the whole prompt, cached parts included; ``cached_tokens`` is the
+    part read from the provider's prompt cache (``cache_read_input_tokens`` on the wire) and
+    ``cache_write_tokens`` the part written to it (Anthropic's ``cache_creation_input_tokens``;
+    not on the wire, 0 when the provider does not say).
+    """
 
     input_tokens: int = 0
     output_tokens: int = 0
     cached_tokens: int = 0
     total_tokens: int = 0
+    cache_write_tokens: int = 0
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -49,6 +56,7 @@ class Usage:
             self.output_tokens + other.output_tokens,
             self.cached_tokens + other.cached_tokens,
             self.total_tokens + other.total_tokens,
+            self.cache_write_tokens + other.cache_write_tokens,
         )
 
 

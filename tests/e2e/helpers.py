@@ -17,6 +17,8 @@ ROOT = Path(__file__).resolve().parents[2]
 BIG_COMMAND = "python3 -c \"print('x'*499998)\""
 BIG_OUTPUT = b"x" * 499_998 + b"\n"
 BIG_SHA256 = hashlib.sha256(BIG_OUTPUT).hexdigest()
+PROVIDER_PREFIXES = ("OPENAI_", "HEADWIRE_", "ANTHROPIC_", "GEMINI_", "GOOGLE_", "QWEN_")
+"""Variables left out of a test's environment: they would choose or configure the provider."""
 
 
 @dataclass
@@ -34,8 +36,9 @@ class Proc:
 
 
 def env_for(home: Path, **extra: str) -> dict[str, str]:
-    """A clean environment: private HOME/HEADWIRE_HOME, the source tree on PYTHONPATH."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "HEADWIRE_"))}
+    """A clean environment (no provider variables): private HOME/HEADWIRE_HOME, the source tree
+    on PYTHONPATH."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(PROVIDER_PREFIXES)}
     env["HOME"] = str(home)
     env["HEADWIRE_HOME"] = str(home / ".headwire")
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), str(ROOT)])

@@ -26,6 +26,11 @@ A reply is an object with these keys (all optional; ``{}`` means ``{"text": "don
                       clean EOF without ``[DONE]``)
 ``malformed``         send a non-JSON ``data:`` line right after the role chunk
 ``delay_s``           wait this long before answering; ``chunk_delay_s`` waits between events
+``raw_sse``           send this text as the whole event-stream body, byte for byte, in
+                      pieces of 7 bytes (replays the recorded quirk fixtures of
+                      ``tests/data/quirks``; the body ends cleanly after it)
+``raw_json``          answer 200 with this object as ``application/json`` (a server that
+                      ignores ``stream: true``)
 
 Text and tool calls may be combined (text first).  The streamed events are: a role chunk,
 thinking chunks, text chunks, per call a header chunk (``id``, ``name``, empty arguments) and
@@ -83,8 +88,12 @@ REPLY_KEYS = frozenset(
         "delay_s",
         "chunk_delay_s",
         "repeat_last",
+        "raw_sse",
+        "raw_json",
     }
 )
+RAW_PIECE_BYTES = 7
+"""``raw_sse`` bodies go out in pieces this small, so no line arrives whole."""
 CALL_KEYS = frozenset({"name", "args", "id"})
 
 
@@ -329,7 +338,14 @@ class _Handler(BaseHTTPRequestHandler):
             error = {"message": message, "type": "fake_error", "code": status}
             self._send_json(status, {"error": error}, headers)
             return
-        events = build_events(reply, number, model)
+        if "raw_json" in reply:
+            self._send_json(200, reply["raw_json"])
+            return
+        if "raw_sse" in reply:
+            raw = str(reply["raw_sse"]).encode()
+            events = [raw[i : i + RAW_PIECE_BYTES] for i in range(0, len(raw), RAW_PIECE_BYTES)]
+        else:
+            events = build_events(reply, number, model)
         drop = reply.get("drop_after_chunks")
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")

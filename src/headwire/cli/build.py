@@ -17,7 +17,6 @@ Bad flags or configuration raise :class:`~headwire.errors.UsageError` before any
 from __future__ import annotations
 
 import argparse
-import os
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -72,29 +71,11 @@ def plan_session(args: argparse.Namespace, cwd: Path, root: Path | None = None) 
 
 
 def build_model(args: argparse.Namespace) -> Model:
-    """The model the flags ask for: scripted (offline) or an OpenAI-compatible server."""
-    from headwire.runtime.models.scripted import ScriptedModel, ScriptError, load_script
+    """The model the flags ask for: scripted (offline) or a provider's server
+    (:func:`headwire.cli.model_flags.model_from_flags`)."""
+    from headwire.cli.model_flags import model_from_flags
 
-    spec = args.script
-    model = args.model or os.environ.get("OPENAI_MODEL")
-    if spec is None and model and (model == "scripted" or model.startswith("scripted:")):
-        spec = model.partition(":")[2] or os.environ.get("HEADWIRE_SCRIPT") or "demo"
-    if spec is not None:
-        try:
-            return ScriptedModel(load_script(spec), name=args.model or "scripted")
-        except ScriptError as exc:
-            raise UsageError(str(exc)) from None
-    if args.auth_type not in (None, "openai"):
-        raise UsageError(f"--auth-type {args.auth_type} is not supported; use --auth-type openai")
-    from headwire.runtime.models.openai import OpenAIModel, resolve_openai_config
-
-    try:
-        base_url, api_key, name = resolve_openai_config(
-            os.environ, args.openai_base_url, args.openai_api_key, args.model
-        )
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
-    return OpenAIModel(base_url, api_key, name)
+    return model_from_flags(args)
 
 
 async def close_model(model: Model) -> None:

@@ -14,7 +14,7 @@ import inspect
 import sys
 from types import ModuleType
 
-from headwire.cli import bound_cmd, flags, schema_cmd
+from headwire.cli import bound_cmd, doctor_cmd, flags, schema_cmd
 
 GENERATOR = "python -m headwire.cli.docs > docs/cli.md"
 
@@ -117,12 +117,14 @@ def render() -> str:
         f"<!-- Generated from the argument parsers by `{GENERATOR}`; do not edit by hand. -->",
         "",
         "Every flag `headwire` accepts, straight from its parsers. `headwire --help`, "
-        "`headwire bound --help` and `headwire schema --help` print the same in the terminal.",
+        "`headwire bound --help`, `headwire schema --help` and `headwire doctor --help` print "
+        "the same in the terminal.",
         "",
     ]
     lines += _section(flags.build_parser(), flags)
     lines += _section(bound_cmd._parser(), bound_cmd)
     lines += _section(schema_cmd._parser(), schema_cmd)
+    lines += _section(doctor_cmd._parser(), doctor_cmd)
     return "\n".join(lines).rstrip("\n") + "\n"
 
 

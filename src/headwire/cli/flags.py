@@ -28,7 +28,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="headwire",
         description="A headless coding agent whose wire tool results are bounded exactly.",
-        epilog="Subcommands: 'headwire bound --help' (bound the tool results of a stream).",
+        epilog="Subcommands: 'headwire bound --help' (bound the tool results of a stream), "
+        "'headwire doctor --help' (probe a model endpoint).",
     )
     p.add_argument("query", nargs="*", help="the prompt (joined with spaces)")
     p.add_argument("-p", "--prompt", help="the prompt; appended to stdin when both are given")
@@ -45,9 +46,27 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--script", help="scripted model: a JSONL file of turns, or a built-in name (demo)"
     )
-    p.add_argument("--openai-base-url", help="OpenAI-compatible base URL (env OPENAI_BASE_URL)")
-    p.add_argument("--openai-api-key", help="API key (env OPENAI_API_KEY)")
-    p.add_argument("--auth-type", default=None, help="only 'openai' is supported")
+    p.add_argument(
+        "--openai-base-url",
+        help="the provider's base URL (env OPENAI_BASE_URL, ANTHROPIC_BASE_URL, "
+        "GOOGLE_GEMINI_BASE_URL)",
+    )
+    p.add_argument(
+        "--openai-api-key",
+        help="the provider's API key (env OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY)",
+    )
+    p.add_argument(
+        "--auth-type",
+        default=None,
+        metavar="{openai,anthropic,gemini}",
+        help="the model provider (default: from the environment, else openai)",
+    )
+    p.add_argument(
+        "--parse-text-tool-calls",
+        action="store_true",
+        default=None,
+        help="openai: also read tool calls the model writes as text (JSON or XML)",
+    )
     p.add_argument("--approval-mode", choices=["default", "plan", "auto-edit", "yolo"])
     p.add_argument("-y", "--yolo", action="store_true", help="approve every tool call")
     p.add_argument("--core-tools", action="append", help="only these tools (comma-separated)")
@@ -109,6 +128,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--permission-mode", choices=sorted(CLAUDE_MODES), help="mapped to --approval-mode"
     )
     claude.add_argument("--max-turns", type=int, help="mapped to --max-session-turns")
+    claude.add_argument(
+        "--max-thinking-tokens",
+        type=int,
+        metavar="N",
+        help="thinking budget of --auth-type anthropic (extended thinking) and gemini",
+    )
     claude.add_argument("--allowedTools", "--allowed_tools", action="append", dest="claude_allowed")
     claude.add_argument("--disallowedTools", action="append", dest="claude_disallowed")
     claude.add_argument("--add-dir", action="append", dest="add_dir")
@@ -140,7 +165,6 @@ IGNORED_CLAUDE_FLAGS = (
     "--max-budget-usd",
     "--permission-prompt-tool",
     "--plugin-dir",
-    "--max-thinking-tokens",
     "--effort",
     "--json-schema",
     "--thinking",

@@ -1,8 +1,8 @@
 """Entry point of the ``headwire`` command.
 
 ``headwire bound ...`` runs the stream filter, ``headwire schema ...`` prints the wire's JSON
-Schema; anything else is the headless agent.  Imports are
-deferred so that ``headwire --version`` starts fast.
+Schema, ``headwire doctor ...`` probes a model endpoint; anything else is the headless agent.
+Imports are deferred so that ``headwire --version`` starts fast.
 """
 
 from __future__ import annotations
@@ -21,6 +21,10 @@ def main(argv: list[str] | None = None) -> int:
         from headwire.cli.schema_cmd import run_schema
 
         return run_schema(args[1:])
+    if args[:1] == ["doctor"]:
+        from headwire.cli.doctor_cmd import run_doctor
+
+        return run_doctor(args[1:])
     if args[:1] in (["--version"], ["-v"]) and len(args) == 1:
         from headwire import __version__
 

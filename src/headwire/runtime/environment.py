@@ -1,10 +1,11 @@
 """The environment headwire's tools run in: the user's own, minus headwire's secrets.
 
 Qwen Code passes its whole environment to the shell tool and to MCP stdio servers, and so does
-headwire, with one exception: the model provider's credentials.  ``OPENAI_API_KEY`` and every
-variable holding an API key headwire was given (by ``--openai-api-key`` or the environment) are
-removed, so a command the model runs (``env``, ``printenv``, a script that logs its settings)
-cannot copy the key onto the wire, into the recording or into an artifact.  An MCP server that
+headwire, with one exception: the model providers' credentials.  ``OPENAI_API_KEY``,
+``ANTHROPIC_API_KEY``, ``GEMINI_API_KEY`` and every variable holding an API key headwire was
+given (by ``--openai-api-key`` or the environment) are removed, so a command the model runs
+(``env``, ``printenv``, a script that logs its settings) cannot copy the key onto the wire,
+into the recording or into an artifact.  An MCP server that
 needs such a value gets it by naming it in its configuration's ``env``
 (``"env": {"OPENAI_API_KEY": "$OPENAI_API_KEY"}``), which is applied after the scrub.
 """
@@ -14,7 +15,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-SECRET_VARIABLES = frozenset({"OPENAI_API_KEY"})
+SECRET_VARIABLES = frozenset({"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY"})
 """Variables never passed to a tool's process."""
 
 MIN_CONTAINED_SECRET = 8

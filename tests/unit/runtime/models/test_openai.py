@@ -13,6 +13,8 @@ from typing import Any
 
 import httpx
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from headwire.runtime.models.base import (
     Finished,
@@ -384,3 +386,41 @@ def test_fake_as_subprocess(tmp_path: Path) -> None:
     entries = [json.loads(line) for line in log.read_text().splitlines()]
     assert [e["method"] for e in entries] == ["GET", "POST", "POST"]
     assert entries[1]["reply_index"] == 0 and entries[2]["reply_index"] == -1
+
+
+@given(
+    st.lists(
+        st.dictionaries(
+            st.text(max_size=5),
+            st.one_of(st.integers(), st.text(max_size=8), st.lists(st.booleans(), max_size=2)),
+            max_size=3,
+        ),
+        min_size=1,
+        max_size=3,
+    ),
+    st.booleans(),
+    st.data(),
+)
+def test_tool_call_fragments_split_anywhere_reassemble(
+    calls: list[dict[str, Any]], with_index: bool, data: st.DataObject
+) -> None:
+    """Arguments split at any points, with or without ``index``, give back each call whole."""
+    from headwire.runtime.models.openai_calls import CallSlots, call_arguments, merge_call
+
+    state = CallSlots()
+    for number, args in enumerate(calls):
+        raw = json.dumps(args)
+        cuts = sorted(set(data.draw(st.lists(st.integers(0, len(raw)), max_size=5))))
+        pieces = [raw[a:b] for a, b in zip([0, *cuts], [*cuts, len(raw)], strict=True)]
+        head: dict[str, Any] = {"id": f"call_{number}", "function": {"name": "read_file"}}
+        for position, piece in enumerate(pieces):
+            fragment: dict[str, Any] = head if position == 0 else {}
+            fragment = {
+                **fragment,
+                "function": {**fragment.get("function", {}), "arguments": piece},
+            }
+            if with_index:
+                fragment["index"] = number
+            merge_call(state, fragment)
+    assert [c.call_id for c in state.calls] == [f"call_{n}" for n in range(len(calls))]
+    assert [call_arguments(c.arguments) for c in state.calls] == calls

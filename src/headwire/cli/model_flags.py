@@ -1,0 +1,32 @@
+"""The agent's model from its flags and the environment (:mod:`headwire.runtime.models.select`)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from headwire.errors import ConfigError, UsageError
+from headwire.runtime.models.base import Model
+from headwire.runtime.models.select import ProviderChoice, select_model
+
+
+def provider_flags(args: argparse.Namespace) -> ProviderChoice:
+    """The provider values the command line gave (``None`` where a flag is absent)."""
+    return ProviderChoice(
+        auth_type=getattr(args, "auth_type", None),
+        model=getattr(args, "model", None),
+        base_url=getattr(args, "openai_base_url", None),
+        api_key=getattr(args, "openai_api_key", None),
+        parse_text_tool_calls=getattr(args, "parse_text_tool_calls", None),
+        thinking_budget=getattr(args, "max_thinking_tokens", None),
+    )
+
+
+def model_from_flags(args: argparse.Namespace, settings: ProviderChoice | None = None) -> Model:
+    """The run's model; a configuration problem is a :class:`UsageError` (exit code 2)."""
+    try:
+        return select_model(
+            provider_flags(args), os.environ, settings, script=getattr(args, "script", None)
+        )
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None

@@ -1,0 +1,383 @@
+"""What every HTTP model provider shares: one streamed POST per call, retries, clean errors.
+
+A provider subclasses :class:`StreamingHttpModel` and supplies the request (:meth:`_prepare`)
+and the decoding of its streamed answer (:meth:`_decode`); this module does the rest, the same
+way for OpenAI chat completions, Anthropic Messages and Gemini ``streamGenerateContent``:
+
+* Before any event has been yielded, HTTP 408/429/5xx (and 529), connection errors, timeouts
+  and a stream that ends before its end marker are retried with exponential backoff
+  (``retry_base_delay_s`` times 1, 2, 4, ...), honouring ``retry-after-ms``, ``Retry-After``
+  (seconds or an HTTP date) and a provider's own hint (Gemini's ``RetryInfo``) up to
+  ``max_retry_after_s``; a server's ``x-should-retry`` header overrides the status rule.
+* After an event has been yielded nothing is retried: a dropped connection raises
+  ``ModelError("Connection closed mid-stream")`` rather than truncating silently.
+* Every error message is one line for the user and never holds the API key (any occurrence in
+  server text becomes ``***``) nor a password of the base URL.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import email.utils
+import os
+import sys
+import time
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, Self
+from urllib.parse import urlsplit, urlunsplit
+
+import orjson
+
+from headwire import __version__
+from headwire.errors import ModelServerError
+from headwire.runtime.environment import register_secret
+from headwire.runtime.models.base import ModelError, ModelEvent, ModelRequest
+from headwire.runtime.models.httpx_lite import httpx
+
+SNIPPET_CHARS = 200
+"""How much of a malformed event a message quotes."""
+
+_LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
+RETRYABLE_STATUSES = frozenset({408, 429, 529})
+"""Retried besides every 5xx (529 is Anthropic's "overloaded")."""
+
+
+class Transient(ModelServerError):
+    """A failure worth retrying if nothing was yielded yet (raised inside an attempt)."""
+
+    def __init__(self, error: ModelError, retry_after_s: float | None = None) -> None:
+        super().__init__(error.message)
+        self.error = error
+        self.retry_after_s = retry_after_s
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """One request ready to send: where, what and with which headers."""
+
+    url: str
+    body: bytes
+    headers: dict[str, str]
+    has_tools: bool = False
+
+
+class StreamingHttpModel:
+    """A :class:`~headwire.runtime.models.base.Model` over one streamed HTTP POST per call.
+
+    ``timeout_s`` bounds connecting, sending and each wait for the next bytes of the answer
+    (an idle gap), not the whole stream.  ``max_retries`` is the number of retries after the
+    first attempt.  ``diagnostics`` receives one-line notes (retries, dropped tool arguments);
+    by default they go to stderr.
+    """
+
+    provider = "model"
+    """The provider's name in messages."""
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str | None,
+        model: str,
+        *,
+        timeout_s: float = 120,
+        max_retries: int = 3,
+        extra_headers: dict[str, str] | None = None,
+        retry_base_delay_s: float = 0.5,
+        max_retry_after_s: float = 60.0,
+        diagnostics: Callable[[str], None] | None = None,
+    ) -> None:
+        self.name = model
+        self.base_url = base_url.rstrip("/")
+        self.timeout_s = timeout_s
+        self.max_retries = max(0, max_retries)
+        self.retry_base_delay_s = retry_base_delay_s
+        self.max_retry_after_s = max_retry_after_s
+        self._api_key = api_key or None
+        register_secret(self._api_key)  # kept out of the shell's and MCP servers' environment
+        self._extra_headers = dict(extra_headers or {})
+        self._diagnostics = diagnostics
+        self._display = display_url(self.base_url)
+        self._client: httpx.AsyncClient | None = None
+        self._client_loop: asyncio.AbstractEventLoop | None = None
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(base_url={self._display!r}, model={self.name!r})"
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the HTTP connection pool (a later call opens a new one)."""
+        client, self._client, self._client_loop = self._client, None, None
+        if client is not None:
+            await client.aclose()
+
+    @property
+    def display_base_url(self) -> str:
+        """The base URL without any password, for messages."""
+        return self._display
+
+    # -- the provider's part ---------------------------------------------------------------
+
+    def _prepare(self, request: ModelRequest) -> Prepared:
+        raise NotImplementedError
+
+    def _decode(self, response: httpx.Response, prepared: Prepared) -> AsyncIterator[ModelEvent]:
+        """Decode one streamed answer; raise :class:`Transient` for a retryable failure."""
+        raise NotImplementedError
+
+    def _decode_json(self, body: bytes, prepared: Prepared) -> list[ModelEvent]:
+        """A server that answered a streaming request with one JSON document."""
+        raise self._error(
+            "Model server did not stream its answer (got application/json): " + error_text(body)
+        )
+
+    def _status_message(self, status: int, reason: str, body: bytes, prepared: Prepared) -> str:
+        """The one-line message for a non-2xx answer."""
+        return f"Model server returned HTTP {status}{reason}: {error_text(body)}"
+
+    def _is_retryable_status(self, status: int, body: bytes, prepared: Prepared) -> bool:
+        return status in RETRYABLE_STATUSES or status >= 500
+
+    def _body_retry_after_s(self, body: bytes) -> float | None:
+        """A retry delay the provider puts in its error body (none by default)."""
+        return None
+
+    # -- the call --------------------------------------------------------------------------
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        """Run one model call, yielding deltas, then tool calls, then one ``Finished``."""
+        prepared = self._prepare(request)
+        attempt = 0
+        while True:
+            yielded = False
+            try:
+                async with contextlib.aclosing(self._attempt(prepared)) as events:
+                    async for event in events:
+                        yielded = True
+                        yield event
+                return
+            except Transient as failure:
+                if yielded or attempt >= self.max_retries:
+                    raise failure.error from failure.__cause__
+                delay = self._retry_delay(attempt, failure.retry_after_s)
+                attempt += 1
+                self._note(
+                    f"{failure.error.message}; retrying in {delay:.3g}s "
+                    f"(attempt {attempt + 1} of {self.max_retries + 1})"
+                )
+                await asyncio.sleep(delay)
+
+    async def _attempt(self, prepared: Prepared) -> AsyncGenerator[ModelEvent, None]:
+        client = self._get_client()
+        responded = False
+        try:
+            async with client.stream(
+                "POST", prepared.url, content=prepared.body, headers=prepared.headers
+            ) as response:
+                responded = True
+                if not response.is_success:
+                    await self._fail_status(response, prepared)
+                content_type = response.headers.get("content-type", "")
+                if "json" in content_type and "event-stream" not in content_type:
+                    for event in self._decode_json(await response.aread(), prepared):
+                        yield event
+                    return
+                async for event in self._decode(response, prepared):
+                    yield event
+        except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+            raise Transient(
+                self._error(
+                    f"Cannot reach model server at {self._display}: {exc_text(exc)}",
+                    retryable=True,
+                )
+            ) from exc
+        except httpx.TimeoutException as exc:
+            raise Transient(
+                self._error(
+                    f"Model server timed out (no data for {self.timeout_s:g}s)", retryable=True
+                )
+            ) from exc
+        except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
+            message = (
+                "Connection closed mid-stream"
+                if responded
+                else f"Model server at {self._display} closed the connection: {exc_text(exc)}"
+            )
+            raise Transient(self._error(message, retryable=True)) from exc
+        except httpx.HTTPError as exc:
+            raise Transient(
+                self._error(f"Model request failed: {exc_text(exc)}", retryable=True)
+            ) from exc
+
+    async def _fail_status(self, response: httpx.Response, prepared: Prepared) -> None:
+        """Raise the error for a non-2xx answer: transient when retryable."""
+        status = response.status_code
+        body = await response.aread()
+        should = response.headers.get("x-should-retry", "").strip().lower()
+        if should in ("true", "false"):
+            retryable = should == "true"
+        else:
+            retryable = self._is_retryable_status(status, body, prepared)
+        reason = f" {response.reason_phrase}" if response.reason_phrase else ""
+        error = self._error(
+            self._status_message(status, reason, body, prepared),
+            status=status,
+            retryable=retryable,
+        )
+        if retryable:
+            hint = retry_after_s(response.headers)
+            raise Transient(error, hint if hint is not None else self._body_retry_after_s(body))
+        raise error
+
+    def malformed(self, data: str) -> ModelError:
+        """The error for an event that is not what the API sends."""
+        snippet = data if len(data) <= SNIPPET_CHARS else data[:SNIPPET_CHARS] + "..."
+        return self._error(f"Malformed streaming response: {snippet!r}")
+
+    def dropped(self) -> Transient:
+        """The failure for a stream that ended before its end marker."""
+        return Transient(self._error("Connection closed mid-stream", retryable=True))
+
+    # -- plumbing --------------------------------------------------------------------------
+
+    def _base_headers(self) -> dict[str, str]:
+        return {
+            "Content-Type": "application/json",
+            "Accept": "text/event-stream",
+            "User-Agent": f"headwire/{__version__}",
+        }
+
+    def _get_client(self) -> httpx.AsyncClient:
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._client_loop is not loop:
+            # A pool made under another event loop cannot be reused (or closed) here.
+            parts = urlsplit(self.base_url)
+            local = (parts.hostname or "") in _LOOPBACK_HOSTS
+            self._client = httpx.AsyncClient(
+                timeout=httpx.Timeout(self.timeout_s, connect=min(self.timeout_s, 10.0)),
+                trust_env=not local,  # no proxy for a local server
+                verify=not _plain_http(parts.scheme, local),
+            )
+            self._client_loop = loop
+        return self._client
+
+    async def get_json(self, url: str, headers: dict[str, str]) -> tuple[int, Any]:
+        """``GET url``: the status and the JSON body (``None`` when not JSON); raises
+        :class:`ModelError` when the server cannot be reached."""
+        try:
+            response = await self._get_client().get(url, headers=headers)
+        except httpx.HTTPError as exc:
+            raise self._error(
+                f"Cannot reach model server at {self._display}: {exc_text(exc)}", retryable=True
+            ) from exc
+        try:
+            return response.status_code, orjson.loads(response.content)
+        except orjson.JSONDecodeError:
+            return response.status_code, None
+
+    def _retry_delay(self, attempt: int, retry_after: float | None) -> float:
+        if retry_after is not None and 0 <= retry_after <= self.max_retry_after_s:
+            return retry_after
+        return float(self.retry_base_delay_s * (2**attempt))
+
+    def _error(
+        self, message: str, *, status: int | None = None, retryable: bool = False
+    ) -> ModelError:
+        return ModelError(self._redact(message), status=status, retryable=retryable)
+
+    def _redact(self, text: str) -> str:
+        return text.replace(self._api_key, "***") if self._api_key else text
+
+    def _note(self, message: str) -> None:
+        line = f"headwire: model {self.name}: {self._redact(message)}"
+        if self._diagnostics is not None:
+            self._diagnostics(line)
+        else:
+            print(line, file=sys.stderr, flush=True)
+
+
+def _plain_http(scheme: str, local: bool) -> bool:
+    """Whether no TLS can be involved: an ``http://`` URL reached directly (a local server, or
+    no proxy variable set).  Then no certificate store is loaded (200+ ms at startup)."""
+    if scheme != "http":
+        return False
+    proxies = ("HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")
+    return local or not any(os.environ.get(name) for name in proxies)
+
+
+def error_text(body: bytes) -> str:
+    """The server's error message: ``{"error": {"message": ...}}`` when present, else the body."""
+    try:
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        data = None
+    if isinstance(data, list) and len(data) == 1:  # Gemini wraps some errors in a list
+        data = data[0]
+    if isinstance(data, dict):
+        for key in ("error", "message", "detail"):
+            if data.get(key):
+                return error_field_text(data[key])
+    text = body.decode("utf-8", "replace").strip()
+    if not text:
+        return "(empty response body)"
+    text = " ".join(text.split())
+    return text if len(text) <= 500 else text[:500] + "..."
+
+
+def error_field_text(error: Any) -> str:
+    """The message of an ``error`` field: its ``message``, or the value itself."""
+    if isinstance(error, dict):
+        message = error.get("message")
+        if isinstance(message, str) and message:
+            return " ".join(message.split())
+    if isinstance(error, str):
+        return " ".join(error.split())
+    return orjson.dumps(error).decode()[:500]
+
+
+def exc_text(exc: BaseException) -> str:
+    """An exception as a short message (its class name when it has no text)."""
+    text = str(exc).strip()
+    return text or type(exc).__name__
+
+
+def retry_after_s(headers: httpx.Headers) -> float | None:
+    """Seconds the server asked us to wait (``retry-after-ms``, ``Retry-After`` secs or date)."""
+    millis = headers.get("retry-after-ms")
+    if millis:
+        with contextlib.suppress(ValueError):
+            return float(millis) / 1000
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    with contextlib.suppress(ValueError):
+        return float(value)
+    with contextlib.suppress(TypeError, ValueError, IndexError):
+        when = email.utils.parsedate_to_datetime(value)
+        return max(0.0, when.timestamp() - time.time())
+    return None
+
+
+def display_url(url: str) -> str:
+    """``url`` without user:password, for messages."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))
+
+
+def int_field(value: Any) -> int:
+    """A token count from JSON: a positive int, else 0 (booleans and junk count as 0)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0

@@ -1,0 +1,262 @@
+"""Which model provider a run uses, from flags, settings and the environment (Qwen Code's rules).
+
+The auth type (provider) is, in order: ``--auth-type``; the settings'
+``security.auth.selectedType``; the environment as Qwen Code reads it (``OPENAI_API_KEY`` +
+``OPENAI_MODEL`` + ``OPENAI_BASE_URL``, else ``GEMINI_API_KEY`` + ``GEMINI_MODEL``, else
+``ANTHROPIC_API_KEY`` + ``ANTHROPIC_MODEL`` + ``ANTHROPIC_BASE_URL``); then, when no OpenAI
+key or base URL is set and exactly one of ``ANTHROPIC_API_KEY`` / ``GEMINI_API_KEY`` is, that
+provider; else ``openai``.
+
+For that provider the model, key and base URL are each: the flag (``-m``,
+``--openai-api-key``, ``--openai-base-url``, which Qwen Code applies to every auth type), else
+the provider's variables, else the settings (``model.name``, ``security.auth.apiKey``,
+``security.auth.baseUrl``), else the default base URL.  Empty values count as unset.
+
+=========  ==================  ===============================  ==========================
+auth type  key                 base URL                         model
+=========  ==================  ===============================  ==========================
+openai     ``OPENAI_API_KEY``  ``OPENAI_BASE_URL``              ``OPENAI_MODEL``,
+                                                                ``QWEN_MODEL``
+anthropic  ``ANTHROPIC_API_KEY`` ``ANTHROPIC_BASE_URL``         ``ANTHROPIC_MODEL``
+gemini     ``GEMINI_API_KEY``  ``GOOGLE_GEMINI_BASE_URL``       ``GEMINI_MODEL``
+=========  ==================  ===============================  ==========================
+
+Provider modules are imported only by :func:`make_model`, for the provider chosen.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+from headwire.errors import ConfigError
+from headwire.runtime.models.base import Model
+
+AUTH_TYPES = ("openai", "anthropic", "gemini")
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderEnv:
+    """The environment variables of one auth type."""
+
+    api_key: str
+    base_url: str | None
+    models: tuple[str, ...]
+    default_base_url: str
+
+
+PROVIDER_ENV: dict[str, ProviderEnv] = {
+    "openai": ProviderEnv(
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        ("OPENAI_MODEL", "QWEN_MODEL"),
+        "https://api.openai.com/v1",
+    ),
+    "anthropic": ProviderEnv(
+        "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", ("ANTHROPIC_MODEL",), "https://api.anthropic.com"
+    ),
+    "gemini": ProviderEnv(
+        "GEMINI_API_KEY",
+        "GOOGLE_GEMINI_BASE_URL",
+        ("GEMINI_MODEL",),
+        "https://generativelanguage.googleapis.com",
+    ),
+}
+
+
+class ProviderConfigError(ConfigError):
+    """The provider settings cannot be used; ``str()`` is the one-line message."""
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderChoice:
+    """Plain values from one source (flags, or the settings file); ``None`` = not given."""
+
+    auth_type: str | None = None
+    model: str | None = None
+    base_url: str | None = None
+    api_key: str | None = None
+    parse_text_tool_calls: bool | None = None
+    thinking_budget: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderConfig:
+    """Everything needed to build the model client; ``sources`` says where each value came
+    from (``--model``, ``ANTHROPIC_MODEL``, ``settings``, ``default``…), for messages."""
+
+    auth_type: str
+    model: str
+    base_url: str
+    api_key: str | None = field(repr=False)
+    parse_text_tool_calls: bool = False
+    thinking_budget: int | None = None
+    sources: dict[str, str] = field(default_factory=dict)
+
+
+def _given(value: str | None) -> str | None:
+    return value.strip() if value is not None and value.strip() else None
+
+
+def detect_auth_type(env: Mapping[str, str]) -> str | None:
+    """The auth type the environment alone selects, or ``None``."""
+
+    def has(*names: str) -> bool:
+        return all(_given(env.get(name)) for name in names)
+
+    if has("OPENAI_API_KEY", "OPENAI_BASE_URL") and (has("OPENAI_MODEL") or has("QWEN_MODEL")):
+        return "openai"
+    if has("GEMINI_API_KEY", "GEMINI_MODEL"):
+        return "gemini"
+    if has("ANTHROPIC_API_KEY", "ANTHROPIC_MODEL", "ANTHROPIC_BASE_URL"):
+        return "anthropic"
+    if not has("OPENAI_API_KEY") and not has("OPENAI_BASE_URL"):
+        keyed = [kind for kind in ("anthropic", "gemini") if has(PROVIDER_ENV[kind].api_key)]
+        if len(keyed) == 1:
+            return keyed[0]
+    return None
+
+
+def resolve_provider(
+    flags: ProviderChoice,
+    env: Mapping[str, str],
+    settings: ProviderChoice | None = None,
+) -> ProviderConfig:
+    """The provider configuration the rules of this module select.
+
+    Raises :class:`ProviderConfigError` for an unknown auth type, a missing model, a base URL
+    that is not http(s), or a missing key where the provider's own endpoint needs one.
+    """
+    settings = settings or ProviderChoice()
+    sources: dict[str, str] = {}
+    auth_type = (_given(flags.auth_type) or "").lower() or None
+    sources["auth_type"] = "--auth-type"
+    if auth_type is None and _given(settings.auth_type):
+        auth_type, sources["auth_type"] = _given(settings.auth_type), "settings"
+    if auth_type is None:
+        auth_type, sources["auth_type"] = detect_auth_type(env), "environment"
+    if auth_type is None:
+        auth_type, sources["auth_type"] = "openai", "default"
+    if auth_type not in PROVIDER_ENV:
+        raise ProviderConfigError(
+            f"--auth-type {auth_type} is not supported; use openai, anthropic or gemini"
+        )
+    names = PROVIDER_ENV[auth_type]
+
+    def pick(
+        kind: str, flag: str | None, flag_name: str, variables: tuple[str, ...], setting: str | None
+    ) -> str | None:
+        if _given(flag):
+            sources[kind] = flag_name
+            return _given(flag)
+        for variable in variables:
+            if _given(env.get(variable)):
+                sources[kind] = variable
+                return _given(env.get(variable))
+        if _given(setting):
+            sources[kind] = "settings"
+            return _given(setting)
+        return None
+
+    model = pick("model", flags.model, "--model", names.models, settings.model)
+    if model is None:
+        raise ProviderConfigError(
+            f"No model given: pass --model or set {' or '.join(names.models)}"
+        )
+    api_key = pick("api_key", flags.api_key, "--openai-api-key", (names.api_key,), settings.api_key)
+    base_vars = (names.base_url,) if names.base_url else ()
+    base_url = pick("base_url", flags.base_url, "--openai-base-url", base_vars, settings.base_url)
+    if base_url is None:
+        base_url, sources["base_url"] = names.default_base_url, "default"
+    base_url = base_url.rstrip("/")
+    if urlsplit(base_url).scheme not in ("http", "https"):
+        from headwire.runtime.models.http_base import display_url
+
+        raise ProviderConfigError(
+            f"Invalid {auth_type} base URL {display_url(base_url)!r}: "
+            "it must start with http:// or https://"
+        )
+    if api_key is None and auth_type != "openai" and sources["base_url"] == "default":
+        raise ProviderConfigError(f"No API key for --auth-type {auth_type}: set {names.api_key}")
+    parse_text = flags.parse_text_tool_calls
+    if parse_text is None:
+        parse_text = settings.parse_text_tool_calls
+    budget = (
+        flags.thinking_budget if flags.thinking_budget is not None else settings.thinking_budget
+    )
+    return ProviderConfig(
+        auth_type=auth_type,
+        model=model,
+        base_url=base_url,
+        api_key=api_key,
+        parse_text_tool_calls=bool(parse_text),
+        thinking_budget=budget,
+        sources=sources,
+    )
+
+
+def make_model(config: ProviderConfig, **client_options: Any) -> Model:
+    """The client for ``config`` (its module imported now, not before).
+
+    ``client_options`` go to the client's constructor (``timeout_s``, ``max_retries``,
+    ``diagnostics``…).
+    """
+    if config.auth_type == "anthropic":
+        from headwire.runtime.models.anthropic import AnthropicModel
+
+        return AnthropicModel(
+            config.base_url,
+            config.api_key,
+            config.model,
+            thinking_budget=config.thinking_budget,
+            **client_options,
+        )
+    if config.auth_type == "gemini":
+        from headwire.runtime.models.gemini import GeminiModel
+
+        return GeminiModel(
+            config.base_url,
+            config.api_key,
+            config.model,
+            thinking_budget=config.thinking_budget,
+            **client_options,
+        )
+    from headwire.runtime.models.openai import OpenAIModel
+
+    return OpenAIModel(
+        config.base_url,
+        config.api_key,
+        config.model,
+        parse_text_tool_calls=config.parse_text_tool_calls,
+        **client_options,
+    )
+
+
+def scripted_spec(model: str | None, script: str | None, env: Mapping[str, str]) -> str | None:
+    """The offline script to run (``--script``, or ``-m scripted[:NAME]``), or ``None``."""
+    if script is not None:
+        return script
+    if model and (model == "scripted" or model.startswith("scripted:")):
+        return model.partition(":")[2] or _given(env.get("HEADWIRE_SCRIPT")) or "demo"
+    return None
+
+
+def select_model(
+    flags: ProviderChoice,
+    env: Mapping[str, str],
+    settings: ProviderChoice | None = None,
+    *,
+    script: str | None = None,
+    **client_options: Any,
+) -> Model:
+    """The model of a run: the scripted offline model when asked for, else the provider's
+    client (:func:`resolve_provider`, then :func:`make_model`)."""
+    named = _given(flags.model) or _given(env.get("OPENAI_MODEL"))
+    spec = scripted_spec(named, script, env)
+    if spec is not None:
+        from headwire.runtime.models.scripted import ScriptedModel, load_script
+
+        return ScriptedModel(load_script(spec), name=_given(flags.model) or "scripted")
+    return make_model(resolve_provider(flags, env, settings), **client_options)
