@@ -16,6 +16,7 @@ LAYERS: dict[str, int] = {
     "transports": 3,
     "emitter": 3,
     "bound": 3,
+    "transcript": 3,
     "runtime": 4,
     "io": 4,
     "acp": 5,

@@ -48,7 +48,11 @@ def _model(args: argparse.Namespace) -> Model:
             raise UsageError(str(exc)) from None
     if args.auth_type not in (None, "openai"):
         raise UsageError(f"--auth-type {args.auth_type} is not supported; use --auth-type openai")
-    from headwire.runtime.models.openai import OpenAIModel, resolve_openai_config
+    from headwire.runtime.models.openai import (
+        OpenAIModel,
+        missing_key_warning,
+        resolve_openai_config,
+    )
 
     try:
         base_url, api_key, name = resolve_openai_config(
@@ -56,6 +60,8 @@ def _model(args: argparse.Namespace) -> Model:
         )
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    if (note := missing_key_warning(base_url, api_key)) is not None:
+        warn(note)
     return OpenAIModel(base_url, api_key, name)
 
 

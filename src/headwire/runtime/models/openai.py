@@ -98,6 +98,16 @@ def resolve_openai_config(
     return base_url, pick(api_key_flag, "OPENAI_API_KEY"), model
 
 
+def missing_key_warning(base_url: str, api_key: str | None) -> str | None:
+    """The stderr line for a run whose model requests carry no API key, else ``None``."""
+    if api_key:
+        return None
+    return (
+        "headwire: warning: no API key (set OPENAI_API_KEY or pass --openai-api-key); "
+        f"requests to {_display_url(base_url)} are sent without one"
+    )
+
+
 class _Transient(ModelServerError):
     """Internal: a failure worth retrying if nothing was yielded yet."""
 
