@@ -16,25 +16,20 @@ import re
 import shutil
 import sys
 import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TextIO
 
-from headwire import __version__
 from headwire.cli.parsing import Parser
 from headwire.errors import ExitCode
 from headwire.runtime.recording import RecordingError
-from headwire.runtime.session_index import SessionInfo, list_sessions
-from headwire.runtime.sessions import (
+from headwire.runtime.session_index import (
+    SessionInfo,
     SessionNotFound,
-    apply_prune,
-    load_transcript,
+    list_sessions,
     locate_session,
-    plan_prune,
 )
 from headwire.runtime.storage import chats_dir, data_dir
-from headwire.transcript import render_html, render_json, render_markdown, render_terminal
-from headwire.transcript.terminal import visible
 
 __all__ = [
     "build_parser",
@@ -68,13 +63,21 @@ def format_bytes(count: int) -> str:
     return f"{size:.1f} TiB"  # pragma: no cover - unreachable
 
 
+_OFFSETS: dict[str, timedelta] = {}
+
+
 def _local(timestamp: str) -> str:
     """A recorded UTC timestamp in local time, to the minute."""
     try:
-        when = datetime.fromisoformat(timestamp).replace(tzinfo=UTC)
+        when = datetime.fromisoformat(timestamp)
     except ValueError:
         return timestamp[:16] or "?"
-    return when.astimezone().strftime("%Y-%m-%d %H:%M")
+    hour = timestamp[:13]
+    offset = _OFFSETS.get(hour)
+    if offset is None:  # one time zone lookup per hour of the recordings
+        offset = when.replace(tzinfo=UTC).astimezone().utcoffset() or timedelta()
+        _OFFSETS[hour] = offset
+    return (when + offset).strftime("%Y-%m-%d %H:%M")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -85,7 +88,12 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="A session is named by its id or by a unique prefix of it. Data directory: "
         "$HEADWIRE_HOME, else ~/.headwire.",
     )
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    commands = parser.add_subparsers(
+        dest="command",
+        required=True,
+        metavar="COMMAND",
+        help="list, show, export or prune ('headwire sessions COMMAND --help' for its flags)",
+    )
     listing = commands.add_parser(
         "list", help="recorded sessions, newest first", description="Recorded sessions."
     )
@@ -148,6 +156,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def _visible(text: str) -> str:
+    """One table cell: control characters shown as ``?`` (nothing reaches the terminal raw)."""
+    return _CONTROL.sub("?", text)
+
+
 def _table(infos: list[SessionInfo], out: TextIO, width: int) -> None:
     header = ("ID", "STARTED", "TURNS", "SIZE", "DIRECTORY", "FIRST PROMPT")
     rows = [
@@ -156,8 +172,8 @@ def _table(infos: list[SessionInfo], out: TextIO, width: int) -> None:
             _local(info.started) if info.started else "?",
             str(info.turns),
             format_bytes(info.size),
-            visible(info.cwd or f"({Path(info.path).parent.parent.name})"),
-            visible(info.first_prompt),
+            _visible(info.cwd or f"({Path(info.path).parent.parent.name})"),
+            _visible(info.first_prompt),
         )
         for info in infos
     ]
@@ -218,6 +234,10 @@ def _write_private(path: Path, data: bytes) -> None:
 
 
 def _export(args: argparse.Namespace, root: Path) -> int:
+    from headwire import __version__
+    from headwire.runtime.sessions import load_transcript
+    from headwire.transcript import render_html, render_json, render_markdown
+
     transcript = load_transcript(root, locate_session(root, args.session))
     if args.format == "html":
         data = render_html(transcript, __version__)
@@ -234,6 +254,8 @@ def _export(args: argparse.Namespace, root: Path) -> int:
 
 
 def _prune(args: argparse.Namespace, root: Path, out: TextIO) -> int:
+    from headwire.runtime.sessions import apply_prune, plan_prune
+
     plan = plan_prune(root, time.time() - args.older_than)
     verb = "would delete" if args.dry_run else "deleted"
     for path, size in plan.recordings + plan.artifacts:
@@ -260,6 +282,9 @@ def run_sessions(argv: list[str]) -> int:
         if args.command == "list":
             return _list(args, root, out)
         if args.command == "show":
+            from headwire.runtime.sessions import load_transcript
+            from headwire.transcript import render_terminal
+
             transcript = load_transcript(root, locate_session(root, args.session))
             out.write(render_terminal(transcript, _color(args.color, out)))
             out.flush()

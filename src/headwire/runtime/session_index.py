@@ -10,6 +10,8 @@ two keys, never a JSON parse of a whole line:
 * artifacts: each ``"artifact":"PATH"`` (a raw ``":"`` cannot occur inside a JSON string, whose
   quotes are escaped), so ``prune`` keeps the artifacts of recordings it keeps.
 
+:func:`locate_session` finds a recording by id or unique id prefix, in any project.
+
 The summaries are cached in :func:`headwire.runtime.storage.sessions_index_path`, keyed by path
 and checked against inode, size and mtime.  Recordings only grow, so a recording that grew is
 scanned from where the last scan stopped.  The cache is rewritten atomically (0600) and may be
@@ -24,19 +26,22 @@ import os
 import re
 import stat
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, astuple, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+from headwire.runtime.recording import RecordingError
 from headwire.runtime.storage import chat_folders, private_dir, sessions_index_path
 
 __all__ = [
     "HEAD_BYTES",
     "INDEX_VERSION",
     "SessionInfo",
+    "SessionNotFound",
     "list_sessions",
+    "locate_session",
     "parse_lenient",
     "scan_recording",
 ]
@@ -184,7 +189,7 @@ def _tail_is_result(fd: int, size: int) -> bool:
     return _ENDS_WITH_RESULT.search(tail) is not None  # a result record of over 4 KiB
 
 
-def scan_recording(path: Path, previous: SessionInfo | None = None) -> SessionInfo | None:
+def scan_recording(path: str, previous: SessionInfo | None = None) -> SessionInfo | None:
     """The summary of ``path`` (``None`` if it cannot be read), reusing ``previous`` as far as
     the file is unchanged: the same file, only grown, is scanned from where ``previous``
     stopped."""
@@ -208,7 +213,8 @@ def scan_recording(path: Path, previous: SessionInfo | None = None) -> SessionIn
             artifacts = set(info.artifacts)
             info.results += _scan(fd, info.scanned, st.st_size, artifacts)
         else:
-            info = SessionInfo(path.stem, str(path), st.st_size, st.st_mtime)
+            name = os.path.basename(path).removesuffix(".jsonl")
+            info = SessionInfo(name, path, st.st_size, st.st_mtime)
             artifacts = set()
             info.results = _scan(fd, 0, st.st_size, artifacts)
         if not info.first_prompt:
@@ -238,16 +244,21 @@ def _load_index(path: Path) -> dict[str, SessionInfo]:
         return {}
     if not isinstance(data, dict) or data.get("version") != INDEX_VERSION:
         return {}
+    if data.get("fields") != _FIELDS:
+        return {}
     out: dict[str, SessionInfo] = {}
-    sessions = data.get("sessions")
-    for key, value in (sessions if isinstance(sessions, dict) else {}).items():
+    rows = data.get("sessions")
+    for row in rows if isinstance(rows, list) else []:
         with contextlib.suppress(TypeError, ValueError):
-            out[key] = SessionInfo(**value)
+            info = SessionInfo(*row)
+            out[info.path] = info
     return out
 
 
 def _save_index(path: Path, infos: Iterable[SessionInfo]) -> None:
-    data = orjson.dumps({"version": INDEX_VERSION, "sessions": {i.path: asdict(i) for i in infos}})
+    data = orjson.dumps(
+        {"version": INDEX_VERSION, "fields": _FIELDS, "sessions": [astuple(i) for i in infos]}
+    )
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         private_dir(path.parent)
@@ -258,6 +269,43 @@ def _save_index(path: Path, infos: Iterable[SessionInfo]) -> None:
     except OSError:
         with contextlib.suppress(OSError):
             temporary.unlink()
+
+
+_FIELDS = [f.name for f in fields(SessionInfo)]
+"""The index stores each summary as a row of these fields."""
+
+
+class SessionNotFound(RecordingError):
+    """No recording has that id, or several start with that prefix."""
+
+
+_VALID_KEY = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
+
+
+def locate_session(root: Path, key: str) -> Path:
+    """The recording whose id is ``key``, else the only one whose id starts with ``key``."""
+    if not key or key.startswith(".") or not set(key) <= _VALID_KEY or len(key) > 200:
+        raise SessionNotFound(f"No saved session found with ID {key!r}")
+    folders = chat_folders(root)
+    for folder in folders:
+        path = folder / f"{key}.jsonl"
+        with contextlib.suppress(OSError):
+            if path.is_file():
+                return path
+    found: list[Path] = []
+    for folder in folders:
+        with contextlib.suppress(OSError):
+            found += [
+                folder / name
+                for name in os.listdir(folder)
+                if name.startswith(key) and name.endswith(".jsonl")
+            ]
+    if len(found) == 1:
+        return found[0]
+    if found:
+        names = ", ".join(sorted(p.stem for p in found)[:5])
+        raise SessionNotFound(f"Session ID prefix {key!r} is ambiguous: {names}")
+    raise SessionNotFound(f"No saved session found with ID {key}")
 
 
 def list_sessions(root: Path, *, save: bool = True) -> list[SessionInfo]:
@@ -274,8 +322,8 @@ def list_sessions(root: Path, *, save: bool = True) -> list[SessionInfo]:
         for name in names:
             if not name.endswith(".jsonl") or name.startswith("."):
                 continue
-            path = folder / name
-            previous = cached.get(str(path))
+            path = os.path.join(folder, name)
+            previous = cached.get(path)
             info = scan_recording(path, previous)
             if info is None:
                 continue

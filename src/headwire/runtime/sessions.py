@@ -2,7 +2,6 @@
 
 The pure half is :mod:`headwire.transcript`; this module only reads files for it:
 
-* :func:`locate_session`: a recording by id or unique id prefix, in any project;
 * :func:`load_transcript`: a recording read line by line (never whole) into a
   :class:`~headwire.transcript.Transcript`, each artifact read as a head and a tail only, and
   only from inside the data directory's artifact folders (a recording naming another file gets
@@ -13,7 +12,7 @@ The pure half is :mod:`headwire.transcript`; this module only reads files for it
 
 from __future__ import annotations
 
-import contextlib
+import mmap
 import os
 import stat
 from collections.abc import Iterator
@@ -23,70 +22,60 @@ from typing import Any
 
 from headwire.runtime.recording import RecordingError
 from headwire.runtime.session_index import list_sessions, parse_lenient
-from headwire.runtime.storage import artifact_folders, chat_folders
+from headwire.runtime.storage import artifact_folders
 from headwire.transcript.excerpt import Excerpt
+from headwire.transcript.long_lines import LONG_LINE_BYTES, parse_long_line
 from headwire.transcript.model import EXCERPT_BYTES, Transcript, TranscriptBuilder
 
 __all__ = [
     "ArtifactFiles",
     "PrunePlan",
-    "SessionNotFound",
     "apply_prune",
     "load_transcript",
-    "locate_session",
     "plan_prune",
     "read_lenient",
 ]
 
 
-class SessionNotFound(RecordingError):
-    """No recording has that id, or several start with that prefix."""
-
-
-_VALID_KEY = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
-
-
-def locate_session(root: Path, key: str) -> Path:
-    """The recording whose id is ``key``, else the only one whose id starts with ``key``."""
-    if not key or key.startswith(".") or not set(key) <= _VALID_KEY or len(key) > 200:
-        raise SessionNotFound(f"No saved session found with ID {key!r}")
-    folders = chat_folders(root)
-    for folder in folders:
-        path = folder / f"{key}.jsonl"
-        with contextlib.suppress(OSError):
-            if path.is_file():
-                return path
-    found: list[Path] = []
-    for folder in folders:
-        with contextlib.suppress(OSError):
-            found += [
-                folder / name
-                for name in os.listdir(folder)
-                if name.startswith(key) and name.endswith(".jsonl")
-            ]
-    if len(found) == 1:
-        return found[0]
-    if found:
-        names = ", ".join(sorted(p.stem for p in found)[:5])
-        raise SessionNotFound(f"Session ID prefix {key!r} is ambiguous: {names}")
-    raise SessionNotFound(f"No saved session found with ID {key}")
+def _records(buf: Any, size: int) -> Iterator[dict[str, Any]]:
+    position = 0
+    while position < size:
+        newline = buf.find(b"\n", position)
+        end = size if newline < 0 else newline
+        record = None
+        if end - position > LONG_LINE_BYTES:
+            record = parse_long_line(buf, position, end)
+        if record is None and end > position:
+            record = parse_lenient(buf[position:end])
+        if isinstance(record, dict):
+            yield record
+        position = end + 1
 
 
 def read_lenient(path: Path) -> Iterator[dict[str, Any]]:
-    """The records of ``path``, a line at a time; a line that is not a JSON object is skipped.
+    """The records of ``path``; a line that is not a JSON object (a torn line) is skipped.
 
-    Unlike :func:`headwire.runtime.recording.read_records`, a line holding a lone surrogate
-    (which orjson refuses) is still read.
+    The file is mapped, not read: a line of megabytes is searched for its structure and only
+    the ends of its long strings are decoded (:func:`headwire.transcript.long_lines`).  Unlike
+    :func:`headwire.runtime.recording.read_records`, a line holding a lone surrogate (which
+    orjson refuses) is still read.
     """
     try:
-        f = path.open("rb")
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError as exc:
         raise RecordingError(f"cannot read session recording {path}: {exc.strerror}") from None
-    with f:
-        for line in f:
-            record = parse_lenient(line)
-            if isinstance(record, dict):
-                yield record
+    try:
+        size = os.fstat(fd).st_size
+        if size == 0:
+            return
+        try:
+            buf = mmap.mmap(fd, size, access=mmap.ACCESS_READ)
+        except (OSError, ValueError) as exc:
+            raise RecordingError(f"cannot read session recording {path}: {exc}") from None
+        with buf:
+            yield from _records(buf, size)
+    finally:
+        os.close(fd)
 
 
 @dataclass

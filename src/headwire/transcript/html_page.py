@@ -25,7 +25,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import html
-import re
 from pathlib import PurePosixPath
 
 from headwire.transcript.budget import PAGE_TEXT_BYTES, page_cap
@@ -99,12 +98,16 @@ details > pre { background: var(--soft); padding: 0.4rem 0.6rem; border-radius: 
 CSP = "default-src 'none'; base-uri 'none'; form-action 'none'; img-src 'none'"
 """The policy before the stylesheet's hash: nothing may load or run."""
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
+_CONTROLS: dict[int, str] = {
+    c: "\ufffd" for c in [*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), *range(0x7F, 0xA0)]
+}
 
 
 def _esc(text: str) -> str:
-    """``text`` as HTML text or attribute value, controls replaced by U+FFFD."""
-    return html.escape(_CONTROL.sub("\ufffd", text), quote=True)
+    """``text`` as HTML text or attribute value (``&<>"'`` escaped), control characters but
+    tab and newline replaced by U+FFFD (a lone surrogate becomes ``?`` when the page is
+    encoded)."""
+    return html.escape(text.translate(_CONTROLS), quote=True)
 
 
 def _n(count: int) -> str:

@@ -29,7 +29,8 @@ from typing import Any
 
 from headwire.emitter import ToolResponse, select_display
 from headwire.projection import json_string_json_bytes, project_tool_result_content
-from headwire.transcript.excerpt import Excerpt, excerpt_of
+from headwire.transcript.excerpt import Excerpt, excerpt_of, shrink, utf8
+from headwire.transcript.long_lines import LongText
 from headwire.wire import encode
 
 __all__ = [
@@ -163,6 +164,10 @@ class Transcript:
                 stack.extend(reversed(entry.children))
 
 
+TextLike = str | LongText
+"""A recorded string: whole, or known by its ends when it was too long to decode."""
+
+
 def _int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
@@ -175,9 +180,35 @@ def _opt_str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _content_text(content: Any) -> str:
+def _text(value: Any) -> TextLike:
+    return value if isinstance(value, str | LongText) else ""
+
+
+def _opt_text(value: Any) -> TextLike | None:
+    return value if isinstance(value, str | LongText) else None
+
+
+def _short(value: TextLike | None) -> str | None:
+    """A text short enough to keep whole (a long one is cut to its head, marked)."""
+    if isinstance(value, LongText):
+        return value.head[:4096] + " …"
+    return value
+
+
+def _plain(value: Any) -> Any:
+    """``value`` with every :class:`LongText` as its cut head (for re-encoding)."""
+    if isinstance(value, LongText):
+        return _short(value)
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _content_text(content: Any) -> TextLike:
     """A message's ``content``: a string, or the text of a list of parts."""
-    if isinstance(content, str):
+    if isinstance(content, str | LongText):
         return content
     if isinstance(content, list):
         return "".join(
@@ -200,7 +231,12 @@ class TranscriptBuilder:
         self._budget = budget
         self._calls: dict[str, ToolCall] = {}
 
-    def _excerpt(self, text: str, head_share: float = 0.2) -> Excerpt:
+    def _excerpt(self, text: TextLike, head_share: float = 0.2) -> Excerpt:
+        if isinstance(text, LongText):
+            shown = len(utf8(text.head)) + len(utf8(text.tail))
+            total = max(text.utf8_bytes, shown)
+            whole = Excerpt(text.head, text.tail, total, total - shown)
+            return shrink(whole, self._budget, head_share)
         return excerpt_of(text, self._budget, head_share)
 
     def _turn(self, timestamp: str) -> Turn:
@@ -236,7 +272,7 @@ class TranscriptBuilder:
         elif kind == "result":
             self._turn(timestamp).outcome = Outcome(
                 bool(record.get("is_error")),
-                _opt_str(record.get("error")),
+                _short(_opt_text(record.get("error"))),
                 _int(record.get("num_turns")),
                 timestamp,
             )
@@ -260,7 +296,7 @@ class TranscriptBuilder:
         self.transcript.usage.add(record.get("usage"))
         target = self._target(record, timestamp)
         text = _content_text(message.get("content"))
-        thinking = _str(message.get("reasoning_content"))
+        thinking = _text(message.get("reasoning_content"))
         if text or thinking:
             target.append(
                 Text(
@@ -279,7 +315,7 @@ class TranscriptBuilder:
             call = ToolCall(
                 _str(raw.get("id")),
                 _str(function.get("name")),
-                self._excerpt(_str(function.get("arguments")), 0.8),
+                self._excerpt(_text(function.get("arguments")), 0.8),
                 timestamp,
             )
             target.append(call)
@@ -295,7 +331,7 @@ class TranscriptBuilder:
             call = ToolCall(
                 call_id,
                 _str(record.get("name")),
-                self._excerpt(encode(args).decode() if isinstance(args, dict) else "", 0.8),
+                self._excerpt(encode(_plain(args)).decode() if isinstance(args, dict) else "", 0.8),
                 timestamp,
             )
             self._target(record, timestamp).append(call)
@@ -309,41 +345,59 @@ class TranscriptBuilder:
     ) -> ToolResult:
         is_error = bool(record.get("is_error"))
         content = _content_text(message.get("content"))
-        error = _opt_str(record.get("error"))
-        display = _opt_str(record.get("display"))
+        error = _short(_opt_text(record.get("error")))
+        display = _opt_text(record.get("display"))
+
+        def proxy(value: TextLike | None) -> str | None:
+            return value.proxy() if isinstance(value, LongText) else value
+
         response = ToolResponse(
             call_id=call.call_id,
             name=call.name,
             args={},
-            output=None if is_error else content,
-            part_error=content if is_error and content else None,
+            output=None if is_error else proxy(content),
+            part_error=proxy(content) if is_error and content else None,
             error=error,
             error_type=_opt_str(record.get("error_type")),
-            display=display,
+            display=proxy(display),
         )
         selected = select_display(response)
+        source = next(
+            (
+                v
+                for v in (display, content)
+                if isinstance(v, LongText) and selected is not None and v.proxy() == selected
+            ),
+            None,
+        )
         wire: Excerpt | None = None
         wire_bytes = display_bytes = 0
         bounded = False
         if selected is not None:
+            # a LongText's proxy projects exactly as the whole value would (see long_lines)
             projected = project_tool_result_content(selected)
             bounded = projected is not selected
             wire_bytes = json_string_json_bytes(projected)
-            display_bytes = json_string_json_bytes(selected) if bounded else wire_bytes
+            if source is not None:
+                display_bytes = source.json_bytes
+            else:
+                display_bytes = json_string_json_bytes(selected) if bounded else wire_bytes
             wire = self._excerpt(projected)
         artifact = _opt_str(record.get("artifact"))
         output: Excerpt | None = None
-        source = ""
+        origin = ""
         missing = False
         if artifact and self._read_artifact is not None:
             output = self._read_artifact(artifact, self._budget)
             missing = output is None
-            source = "artifact" if output is not None else ""
+            origin = "artifact" if output is not None else ""
         if output is None:
-            full = display if display is not None and display.strip() else content or error
+            full: TextLike | None = display
+            if full is None or (isinstance(full, str) and not full.strip()):
+                full = content or error
             if full:
                 output = self._excerpt(full)
-                source = "recording"
+                origin = "recording"
         return ToolResult(
             is_error=is_error,
             error=error,
@@ -353,7 +407,7 @@ class TranscriptBuilder:
             display_json_bytes=display_bytes,
             bounded=bounded,
             output=output,
-            output_source=source,
+            output_source=origin,
             artifact=artifact,
             artifact_missing=missing,
             timestamp=timestamp,
