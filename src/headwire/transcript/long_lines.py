@@ -130,10 +130,14 @@ def _decode_tail(raw: bytes, whole: bool) -> str | None:
     """The string of ``raw``, a suffix of a string's content, from its first token boundary."""
     if whole:
         return _loads_string(raw)
-    for i in range(6, min(len(raw), 4096)):
-        # no backslash in the 6 bytes before i: i is not inside an escape (at most 6 bytes);
-        # and not on a UTF-8 continuation byte
-        if b"\\" not in raw[i - 6 : i] and not 0x80 <= raw[i] <= 0xBF:
+    for i in range(5, min(len(raw), 4096)):
+        # i is not inside an escape: not right after a backslash (``\\X``) nor within four
+        # bytes after a ``\\u`` (``\\uXXXX``); and not on a UTF-8 continuation byte
+        if (
+            raw[i - 1] != 0x5C
+            and b"\\u" not in raw[i - 5 : i]
+            and not 0x80 <= raw[i] <= 0xBF
+        ):
             return _loads_string(raw[i:])
     return None
 
