@@ -178,7 +178,8 @@ def _table(infos: list[SessionInfo], out: TextIO, width: int) -> None:
         for info in infos
     ]
     widths = [max([len(header[i])] + [len(r[i]) for r in rows]) for i in range(5)]
-    widths[4] = min(widths[4], 40)
+    if width < 10_000:  # a terminal: keep the directory's end, give the rest to the prompt
+        widths[4] = min(widths[4], 40)
     for row in [header, *rows]:
         cells = [row[i].ljust(widths[i]) if i != 2 else row[i].rjust(widths[i]) for i in range(4)]
         cells[3] = row[3].rjust(widths[3])

@@ -79,7 +79,7 @@ pre { margin: 0.3rem 0; white-space: pre-wrap; overflow-wrap: anywhere; word-bre
   border: 1px solid var(--line); white-space: nowrap; }
 .badge.bounded { background: var(--warn); }
 .badge.error { background: var(--err); }
-.label { font-size: 0.8rem; color: var(--muted); margin-top: 0.4rem; }
+.label { font-size: 0.8rem; color: var(--muted); margin-top: 0.4rem; overflow-wrap: anywhere; }
 pre.wire { max-height: 18rem; overflow: auto; background: var(--soft); padding: 0.4rem 0.6rem;
   border-radius: 4px; }
 details { margin: 0.35rem 0; }

@@ -133,11 +133,7 @@ def _decode_tail(raw: bytes, whole: bool) -> str | None:
     for i in range(5, min(len(raw), 4096)):
         # i is not inside an escape: not right after a backslash (``\\X``) nor within four
         # bytes after a ``\\u`` (``\\uXXXX``); and not on a UTF-8 continuation byte
-        if (
-            raw[i - 1] != 0x5C
-            and b"\\u" not in raw[i - 5 : i]
-            and not 0x80 <= raw[i] <= 0xBF
-        ):
+        if raw[i - 1] != 0x5C and b"\\u" not in raw[i - 5 : i] and not 0x80 <= raw[i] <= 0xBF:
             return _loads_string(raw[i:])
     return None
 
