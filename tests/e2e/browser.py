@@ -61,7 +61,8 @@ class Browser:
         )
         os.close(to_browser_r)
         os.close(from_browser_w)
-        # bash (dash takes only one-digit descriptors) puts our pipe ends on fds 3 and 4, then becomes the browser
+        # bash (dash takes only one-digit descriptors) puts our pipe ends on fds 3 and 4, then
+        # becomes the browser
         place = f'exec "$@" 3<&{keep[0]} 4>&{keep[1]} {keep[0]}<&- {keep[1]}>&-'
         self.proc = subprocess.Popen(
             ["bash", "-c", place, "bash", binary, *FLAGS, f"--user-data-dir={self.profile}"],
