@@ -23,9 +23,10 @@ from typing import Any
 from headwire.runtime.recording import RecordingError
 from headwire.runtime.session_index import list_sessions, parse_lenient
 from headwire.runtime.storage import artifact_folders
+from headwire.transcript.builder import TranscriptBuilder
 from headwire.transcript.excerpt import Excerpt
 from headwire.transcript.long_lines import LONG_LINE_BYTES, parse_long_line
-from headwire.transcript.model import EXCERPT_BYTES, Transcript, TranscriptBuilder
+from headwire.transcript.model import EXCERPT_BYTES, Transcript
 
 __all__ = [
     "ArtifactFiles",

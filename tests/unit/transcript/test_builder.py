@@ -1,4 +1,4 @@
-"""Records to a transcript (``transcript/model.py``)."""
+"""Records to a transcript (``transcript/builder.py``)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from headwire.projection import json_string_json_bytes, project_tool_result_content
+from headwire.transcript.builder import build_transcript
 from headwire.transcript.excerpt import Excerpt
 from headwire.transcript.long_lines import parse_long_line
-from headwire.transcript.model import ToolCall, build_transcript
+from headwire.transcript.model import ToolCall
 from headwire.wire import encode
 from tests.strategies import adversarial_text, json_values
 
