@@ -1,27 +1,31 @@
 """What each recording holds, found without parsing it, and cached: ``headwire sessions list``.
 
 A recording can be 100 MB of one tool result per line.  Its summary comes from its first
-64 KiB (the first prompt, the start time, the working directory), its size, and a byte scan for
-two keys, never a JSON parse of a whole line:
+64 KiB (the first prompt, the start time, the working directory), its size, and a byte scan of
+its lines (found with ``memchr`` on a mapping of the file), never a JSON parse of a whole line:
 
 * turns: one per ``result`` record (a line starting ``{"type":"result",``; the recorder writes
   ``type`` first and a JSON string never holds a raw newline), plus one when the file does not
   end with a ``result`` (a turn that was stopped);
 * artifacts: each ``"artifact":"PATH"`` (a raw ``":"`` cannot occur inside a JSON string, whose
-  quotes are escaped), so ``prune`` keeps the artifacts of recordings it keeps.
+  quotes are escaped), searched in the whole of a line up to 1 MiB and in the first and last
+  64 KiB of a longer one (where the recorder puts it, right after the long ``display``), so
+  ``prune`` keeps the artifacts of recordings it keeps.
 
 :func:`locate_session` finds a recording by id or unique id prefix, in any project.
 
 The summaries are cached in :func:`headwire.runtime.storage.sessions_index_path`, keyed by path
 and checked against inode, size and mtime.  Recordings only grow, so a recording that grew is
-scanned from where the last scan stopped.  The cache is rewritten atomically (0600) and may be
-deleted at any time; a cache that cannot be read or written is rebuilt or skipped silently.
+scanned from the end of the last complete line it had.  The cache is rewritten atomically
+(0600) and may be deleted at any time; a cache that cannot be read or written is rebuilt or
+skipped silently.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import mmap
 import os
 import re
 import stat
@@ -49,14 +53,15 @@ __all__ = [
 INDEX_VERSION = 1
 HEAD_BYTES = 64 * 1024
 """Bytes read from the start of a recording for its first prompt, start time and directory."""
-CHUNK_BYTES = 8 * 1024 * 1024
 PROMPT_CHARS = 240
 """Characters of the first prompt kept in a summary."""
 
-_RESULT = b'\n{"type":"result",'
+_RESULT_START = b'{"type":"result",'
 _ARTIFACT = b'"artifact":"'
 _ARTIFACT_VALUE = re.compile(rb'"artifact":"((?:[^"\\]|\\.){1,4000})"')
-_ARTIFACT_OVERLAP = 4096 + len(_ARTIFACT)
+WHOLE_LINE_BYTES = 1 << 20
+"""Lines up to this size are searched whole for artifact paths."""
+EDGE_BYTES = 64 * 1024
 _ENDS_WITH_RESULT = re.compile(rb'"num_turns":-?\d+\}\s*$')
 
 
@@ -151,33 +156,41 @@ def _read_head(info: SessionInfo, head: bytes) -> None:
             info.first_prompt = _one_line(_partial_string(first, b"content") or "")
 
 
-def _scan(fd: int, start: int, end: int, artifacts: set[str]) -> int:
-    """Count the ``result`` records starting in bytes ``[start, end)``; collect artifact paths.
-
-    Reads a chunk at a time.  Each chunk is searched together with the bytes before it
-    (``_ARTIFACT_OVERLAP`` of them), so a key cut by a chunk boundary is found, and a ``result``
-    found wholly inside those bytes is not counted twice.
-    """
-    count = 0
-    back = min(start, _ARTIFACT_OVERLAP)
-    carry = os.pread(fd, back, start - back) if start else b"\n"
-    position = start
-    while position < end:
-        chunk = os.pread(fd, min(CHUNK_BYTES, end - position), position)
-        if not chunk:
-            break
-        position += len(chunk)
-        data = carry + chunk
-        count += data.count(_RESULT) - carry.count(_RESULT)
-        at = data.find(_ARTIFACT)
+def _artifacts_in(buf: mmap.mmap, start: int, end: int, artifacts: set[str]) -> None:
+    """Collect the ``"artifact":"PATH"`` values of the line ``buf[start:end]``: anywhere in a
+    line of at most :data:`WHOLE_LINE_BYTES`, else in its first and last
+    :data:`EDGE_BYTES` (the recorder writes ``artifact`` right after the long ``display``)."""
+    spans = [(start, end)]
+    if end - start > WHOLE_LINE_BYTES:
+        spans = [(start, start + EDGE_BYTES), (end - EDGE_BYTES, end)]
+    for low, high in spans:
+        at = buf.find(_ARTIFACT, low, high)
         while at >= 0:
-            match = _ARTIFACT_VALUE.match(data, at)
+            match = _ARTIFACT_VALUE.match(buf[at : min(high, at + 8200)])
             if match:
                 with contextlib.suppress(ValueError):
                     artifacts.add(json.loads(b'"' + match.group(1) + b'"'))
-            at = data.find(_ARTIFACT, at + 1)
-        carry = data[-_ARTIFACT_OVERLAP:]
-    return count
+            at = buf.find(_ARTIFACT, at + 1, high)
+
+
+def _scan(fd: int, start: int, size: int, artifacts: set[str]) -> tuple[int, int]:
+    """Count the ``result`` records among the complete lines from ``start`` (a line start) to
+    ``size``, and collect their artifact paths; returns the count and the end of the last
+    complete line.  Lines are found with ``memchr`` on a mapping of the file, so a 100 MB line
+    costs a pass of ``memchr``, not a parse."""
+    if size <= start:
+        return 0, start
+    count = 0
+    with mmap.mmap(fd, size, access=mmap.ACCESS_READ) as buf:
+        position = start
+        while True:
+            newline = buf.find(b"\n", position, size)
+            if newline < 0:
+                return count, position
+            if buf[position : position + len(_RESULT_START)] == _RESULT_START:
+                count += 1
+            _artifacts_in(buf, position, newline, artifacts)
+            position = newline + 1
 
 
 def _tail_is_result(fd: int, size: int) -> bool:
@@ -185,7 +198,7 @@ def _tail_is_result(fd: int, size: int) -> bool:
     tail = os.pread(fd, 4096, max(0, size - 4096)).rstrip()
     newline = tail.rfind(b"\n")
     if newline >= 0 or size <= 4096:
-        return tail[newline + 1 :].startswith(_RESULT[1:])
+        return tail[newline + 1 :].startswith(_RESULT_START)
     return _ENDS_WITH_RESULT.search(tail) is not None  # a result record of over 4 KiB
 
 
@@ -211,12 +224,13 @@ def scan_recording(path: str, previous: SessionInfo | None = None) -> SessionInf
         if previous is not None and previous.ino == st.st_ino and previous.scanned <= st.st_size:
             info = SessionInfo(**asdict(previous))
             artifacts = set(info.artifacts)
-            info.results += _scan(fd, info.scanned, st.st_size, artifacts)
+            counted, info.scanned = _scan(fd, info.scanned, st.st_size, artifacts)
+            info.results += counted
         else:
             name = os.path.basename(path).removesuffix(".jsonl")
             info = SessionInfo(name, path, st.st_size, st.st_mtime)
             artifacts = set()
-            info.results = _scan(fd, 0, st.st_size, artifacts)
+            info.results, info.scanned = _scan(fd, 0, st.st_size, artifacts)
         if not info.first_prompt:
             _read_head(info, os.pread(fd, HEAD_BYTES, 0))
         info.size, info.mtime, info.mtime_ns, info.ino = (
@@ -225,11 +239,16 @@ def scan_recording(path: str, previous: SessionInfo | None = None) -> SessionInf
             st.st_mtime_ns,
             st.st_ino,
         )
-        info.scanned = st.st_size
         info.artifacts = sorted(artifacts)
         info.ends_with_result = st.st_size > 0 and _tail_is_result(fd, st.st_size)
+        # a last line still being written (no newline yet) is not in ``results``
+        partial = (
+            os.pread(fd, len(_RESULT_START), info.scanned) if info.scanned < st.st_size else b""
+        )
         empty = not os.pread(fd, 4096, max(0, st.st_size - 4096)).strip()
-        info.turns = info.results + (0 if info.ends_with_result or empty else 1)
+        info.turns = (
+            info.results + (partial == _RESULT_START) + (0 if info.ends_with_result or empty else 1)
+        )
         return info
     except OSError:
         return None

@@ -98,16 +98,25 @@ def test_scanning_a_grown_file_from_where_it_stopped_equals_a_full_scan(
             )
 
 
-def test_keys_cut_by_a_chunk_boundary_are_still_found(
+def test_artifacts_are_found_in_the_edges_of_a_huge_line_and_a_partial_line_waits(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(session_index, "CHUNK_BYTES", 7)
+    monkeypatch.setattr(session_index, "WHOLE_LINE_BYTES", 1000)
+    monkeypatch.setattr(session_index, "EDGE_BYTES", 200)
     rec = Recorder(tmp_path, Path("/p"), "s")
-    for i in range(5):
-        turn(rec, f"p{i}", artifact=f"/art/{i}")
+    for i in range(3):
+        turn(rec, f"p{i}", display="d" * 5000, artifact=f"/art/{i}")
     rec.close()
+    with rec.path.open("ab") as f:
+        f.write(b'{"type":"result","is_error":false')  # being written: no newline yet
     info = scan_recording(str(rec.path))
-    assert info is not None and info.turns == 5 and len(info.artifacts) == 5
+    assert info is not None and len(info.artifacts) == 3
+    assert info.turns == 4 and info.results == 3 and info.scanned < info.size
+    with rec.path.open("ab") as f:
+        f.write(b',"num_turns":1}\n')
+    grown = scan_recording(str(rec.path), info)
+    assert grown is not None and grown.results == 4 and grown.turns == 4
+    assert grown.scanned == grown.size
 
 
 def test_the_index_is_reused_and_refreshed_and_a_broken_one_is_rebuilt(
