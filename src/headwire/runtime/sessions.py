@@ -25,7 +25,7 @@ from headwire.runtime.session_index import list_sessions, parse_lenient
 from headwire.runtime.storage import artifact_folders
 from headwire.transcript.builder import TranscriptBuilder
 from headwire.transcript.excerpt import Excerpt
-from headwire.transcript.long_lines import LONG_LINE_BYTES, parse_long_line
+from headwire.transcript.long_lines import LONG_LINE_BYTES, read_long_line
 from headwire.transcript.model import EXCERPT_BYTES, Transcript
 
 __all__ = [
@@ -41,11 +41,16 @@ __all__ = [
 def _records(buf: Any, size: int) -> Iterator[dict[str, Any]]:
     position = 0
     while position < size:
-        newline = buf.find(b"\n", position)
-        end = size if newline < 0 else newline
+        newline = buf.find(b"\n", position, min(size, position + LONG_LINE_BYTES + 1))
         record = None
-        if end - position > LONG_LINE_BYTES:
-            record = parse_long_line(buf, position, end)
+        if newline < 0 and size - position > LONG_LINE_BYTES:
+            # a long line: its end is found while its long strings are skipped
+            record, end = read_long_line(buf, position, size)
+            if end < 0:
+                newline = buf.find(b"\n", position)
+                end = size if newline < 0 else newline
+        else:
+            end = size if newline < 0 else newline
         if record is None and end > position:
             record = parse_lenient(buf[position:end])
         if isinstance(record, dict):

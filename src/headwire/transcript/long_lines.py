@@ -38,6 +38,7 @@ __all__ = [
     "Buffer",
     "LongText",
     "parse_long_line",
+    "read_long_line",
 ]
 
 LONG_LINE_BYTES = 256 * 1024
@@ -110,10 +111,14 @@ def _string_end(buf: Buffer, start: int, end: int) -> int | None:
 
 
 def _loads_string(raw: bytes) -> str | None:
+    quoted = b'"' + raw + b'"'
     try:
-        value = json.loads(b'"' + raw + b'"')
-    except ValueError:
-        return None
+        value = orjson.loads(quoted)
+    except orjson.JSONDecodeError:
+        try:  # orjson refuses a lone surrogate, which the recorder writes as ``\\udxxx``
+            value = json.loads(quoted)
+        except ValueError:
+            return None
     return value if isinstance(value, str) else None
 
 
@@ -140,7 +145,7 @@ def _decode_tail(raw: bytes, whole: bool) -> str | None:
 
 def _long_text(buf: Buffer, start: int, stop: int) -> LongText | None:
     size = stop - start
-    window = 128 * 1024
+    window = 80 * 1024
     while True:
         whole = 2 * window >= size
         if whole:
@@ -173,24 +178,28 @@ def _restore(value: Any, longs: dict[str, LongText]) -> Any:
     return value
 
 
-def parse_long_line(buf: Buffer, start: int, end: int) -> dict[str, Any] | None:
-    """The JSON object in ``buf[start:end]`` with its long string values as :class:`LongText`;
-    ``None`` when the line holds no long string value or does not have the recorder's shape."""
+def _spans(buf: Buffer, start: int, limit: int) -> tuple[list[tuple[int, int]], int] | None:
+    """The long string values of the line starting at ``start`` and the index of its end (its
+    newline, or ``limit``), found without searching the long values for the newline."""
     spans: list[tuple[int, int]] = []
     position = start
     while True:
-        key = buf.find(b'":"', position, end)
+        key = buf.find(b'":"', position, limit)
+        newline = buf.find(b"\n", position, key if key >= 0 else limit)
+        if newline >= 0:
+            return spans, newline
         if key < 0:
-            break
+            return spans, limit
         opened = key + 3
-        closed = _string_end(buf, opened, end)
+        closed = _string_end(buf, opened, limit)
         if closed is None:
             return None
         if closed - opened > LONG_STRING_BYTES:
             spans.append((opened, closed))
         position = closed + 1
-    if not spans:
-        return None
+
+
+def _assemble(buf: Buffer, start: int, end: int, spans: list[tuple[int, int]]) -> Any:
     pieces: list[bytes] = []
     longs: dict[str, LongText] = {}
     previous = start
@@ -209,3 +218,26 @@ def parse_long_line(buf: Buffer, start: int, end: int) -> dict[str, Any] | None:
         return None
     restored = _restore(skeleton, longs)
     return restored if isinstance(restored, dict) else None
+
+
+def parse_long_line(buf: Buffer, start: int, end: int) -> dict[str, Any] | None:
+    """The JSON object in ``buf[start:end]`` with its long string values as :class:`LongText`;
+    ``None`` when the line holds no long string value or does not have the recorder's shape."""
+    found = _spans(buf, start, end)
+    if found is None or not found[0] or found[1] != end:
+        return None
+    record: dict[str, Any] | None = _assemble(buf, start, end, found[0])
+    return record
+
+
+def read_long_line(buf: Buffer, start: int, limit: int) -> tuple[dict[str, Any] | None, int]:
+    """:func:`parse_long_line` of the line starting at ``start``, and the index where that line
+    ends (its newline, or ``limit``); ``(None, -1)`` when the end was not found on the way."""
+    found = _spans(buf, start, limit)
+    if found is None:
+        return None, -1
+    spans, end = found
+    if not spans:
+        return None, end
+    record: dict[str, Any] | None = _assemble(buf, start, end, spans)
+    return record, end

@@ -9,7 +9,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from headwire.projection import project_tool_result_content
-from headwire.transcript.long_lines import LONG_STRING_BYTES, LongText, parse_long_line
+from headwire.transcript.long_lines import (
+    LONG_STRING_BYTES,
+    LongText,
+    parse_long_line,
+    read_long_line,
+)
 from headwire.wire import encode
 from tests.strategies import adversarial_text, json_values
 
@@ -102,3 +107,26 @@ def test_a_string_full_of_escaped_quotes_and_backslashes_still_ends_where_it_end
     assert parsed is not None
     assert parsed["after"] == "tail" and parsed["z"] == {"k": "v"}
     check(json.loads(line), parsed)
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(
+        st.one_of(records(), st.dictionaries(adversarial_text(5), json_values(), max_size=3)),
+        min_size=1,
+        max_size=3,
+    )
+)
+def test_reading_line_by_line_finds_each_end_without_searching_the_long_strings(
+    items: list[dict[str, Any]],
+) -> None:
+    lines = [encode(item) for item in items]
+    buf = b"\n".join(lines) + b"\n"
+    position = 0
+    for line in lines:
+        record, end = read_long_line(buf, position, len(buf))
+        if end >= 0:
+            assert end == position + len(line)
+        if record is not None:
+            check(json.loads(line), record)
+        position += len(line) + 1
