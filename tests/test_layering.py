@@ -18,6 +18,7 @@ LAYERS: dict[str, int] = {
     "boundary": 3,
     "headless": 3,
     "bound": 3,
+    "transcript": 3,
     "runtime": 4,
     "io": 4,
     "acp": 5,

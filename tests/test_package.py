@@ -176,9 +176,9 @@ def _quick_start_command() -> str:
     """The ``headwire ...`` part of the README's Quick start (up to the end of its line)."""
     readme = (ROOT / "README.md").read_text()
     section = readme.split("## Quick start", 1)[1].split("\n## ", 1)[0]
-    block = re.search(r"```sh\n(.*?)```", section, re.S)
-    assert block, "the Quick start has no sh block"
-    line = next(ln for ln in block.group(1).splitlines() if ".venv/bin/headwire" in ln)
+    blocks = re.findall(r"```sh\n(.*?)```", section, re.S)
+    assert blocks, "the Quick start has no sh block"
+    line = next(ln for b in blocks for ln in b.splitlines() if ".venv/bin/headwire" in ln)
     return line[line.index(".venv/bin/headwire") :]
 
 

@@ -234,7 +234,7 @@ def test_a_failing_cli_reports_its_stderr(tmp_path: Path) -> None:
     with pytest.raises(ProcessError) as info:
         run(main())
     assert info.value.exit_code == 2
-    assert "invalid choice" in str(info.value) and "sometimes" in info.value.stderr
+    assert "invalid value" in str(info.value) and "sometimes" in info.value.stderr
 
 
 def test_cancellation_reaps_the_cli(tmp_path: Path) -> None:

@@ -1,8 +1,11 @@
-"""``headwire bound``: stdin to stdout, with every textual tool result bounded.
+"""``headwire bound [FILE ...]``: files (or stdin) to stdout, every textual tool result bounded.
 
-The work is :class:`headwire.bound.BoundFilter`; this module only moves bytes.  stdin is read
-in raw chunks of :data:`READ_SIZE` bytes, the filter's pieces are written to stdout as they
-come, and warnings and the ``--stats`` summary go to stderr.
+The work is :class:`headwire.bound.BoundFilter`; this module only moves bytes.  Each input (the
+FILEs in order, ``-`` for stdin; stdin when none is given) is read in raw chunks of
+:data:`READ_SIZE` bytes through a filter of its own, so a file without a final newline never
+joins its last line to the next file's first; the pieces are written to stdout as they come,
+and warnings and the ``--stats`` summary (over all inputs) go to stderr.  A FILE that cannot
+be read is reported on stderr and skipped, like ``cat`` does, and the exit status is then 1.
 """
 
 from __future__ import annotations
@@ -11,9 +14,11 @@ import argparse
 import io
 import os
 import sys
+from dataclasses import fields
 from typing import BinaryIO, TextIO, cast
 
-from headwire.bound import BoundFilter, Format
+from headwire.bound import BoundFilter, BoundStats, Format
+from headwire.cli.parsing import Parser
 from headwire.errors import ExitCode
 from headwire.protocol.schema.stream import StreamCheck
 
@@ -28,7 +33,8 @@ READ_SIZE = 1 << 20
 _PROG = "headwire bound"
 
 _DESCRIPTION = """\
-Read headless output on stdin and write it to stdout with every textual tool result bounded
+Read headless output from the FILEs in order (or stdin: no FILE, or '-') and write it to
+stdout with every textual tool result bounded
 to 65,536 JSON bytes (a head + marker + tail preview).  Every other line, including empty,
 malformed and non-UTF-8 lines, is written byte for byte as it came; no line is dropped or
 reordered.  Malformed lines (not UTF-8, not JSON) are reported on stderr as
@@ -47,7 +53,7 @@ formats:
 
 exit status:
   0    success
-  1    reading stdin or writing stdout failed
+  1    reading an input or writing stdout failed (an unreadable FILE is skipped)
   2    usage error
   130  interrupted (SIGINT)
   141  stdout was closed by its reader before the stream ended (like SIGPIPE)
@@ -55,11 +61,17 @@ exit status:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog=_PROG,
         description=_DESCRIPTION,
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "files",
+        nargs="*",
+        metavar="FILE",
+        help="headless output files, read in order; '-' is stdin (default: stdin)",
     )
     parser.add_argument(
         "--format",
@@ -83,18 +95,30 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _report(err: TextIO, flt: BoundFilter) -> None:
+def _report(err: TextIO, flt: BoundFilter, name: str | None = None) -> None:
+    where = f"{_PROG}: {name}: " if name is not None else f"{_PROG}: "
     for line_number, reason in flt.take_warnings():
-        err.write(f"{_PROG}: line {line_number}: {reason}\n")
+        err.write(f"{where}line {line_number}: {reason}\n")
 
 
-def _report_schema(err: TextIO, problems: list[tuple[int, str]]) -> None:
+def _report_schema(err: TextIO, problems: list[tuple[int, str]], name: str | None = None) -> None:
+    where = f"{_PROG}: {name}: " if name is not None else f"{_PROG}: "
     for line_number, reason in problems:
-        err.write(f"{_PROG}: line {line_number}: {reason}\n")
+        err.write(f"{where}line {line_number}: {reason}\n")
+
+
+def _add(total: BoundStats, part: BoundStats) -> None:
+    for f in fields(BoundStats):
+        setattr(total, f.name, getattr(total, f.name) + getattr(part, f.name))
 
 
 def _pump(
-    inp: BinaryIO, out: BinaryIO, err: TextIO, flt: BoundFilter, check: StreamCheck | None = None
+    inp: BinaryIO,
+    out: BinaryIO,
+    err: TextIO,
+    flt: BoundFilter,
+    name: str | None = None,
+    check: StreamCheck | None = None,
 ) -> None:
     """Copy ``inp`` to ``out`` through ``flt`` until end of input.
 
@@ -108,15 +132,15 @@ def _pump(
             write(piece)
         out.flush()
         if flt.warnings:
-            _report(err, flt)
+            _report(err, flt, name)
         if check is not None:
-            _report_schema(err, check.feed(chunk))
+            _report_schema(err, check.feed(chunk), name)
     for piece in flt.close():
         write(piece)
     out.flush()
-    _report(err, flt)
+    _report(err, flt, name)
     if check is not None:
-        _report_schema(err, check.close())
+        _report_schema(err, check.close(), name)
 
 
 def _buffered_stdout() -> BinaryIO:
@@ -143,11 +167,32 @@ def _silence_stdout() -> None:
 def run_bound(args: list[str]) -> int:
     """Run ``headwire bound ARGS`` on the process's stdin/stdout; return the exit code."""
     options = _parser().parse_args(args)  # exits with ExitCode.USAGE on a usage error
-    flt = BoundFilter(Format(options.format), validate=options.validate, measure=options.stats)
+    fmt = Format(options.format)
     err = sys.stderr
+    out = _buffered_stdout()
+    total = BoundStats()
+    status = ExitCode.OK
+    names: list[str | None] = list(options.files) or [None]
     try:
-        check = StreamCheck(options.format) if options.validate else None
-        _pump(sys.stdin.buffer, _buffered_stdout(), err, flt, check)
+        for name in names:
+            flt = BoundFilter(fmt, validate=options.validate, measure=options.stats)
+            check = StreamCheck(options.format) if options.validate else None
+            if name is None or name == "-":
+                _pump(sys.stdin.buffer, out, err, flt, name, check)
+            else:
+                try:
+                    f = open(name, "rb")  # noqa: SIM115 - closed below
+                except OSError as exc:
+                    err.write(f"{_PROG}: {name}: {exc.strerror or exc}\n")
+                    status = ExitCode.ERROR
+                    continue
+                with f:
+                    try:
+                        _pump(cast(BinaryIO, f), out, err, flt, name, check)
+                    except IsADirectoryError as exc:
+                        err.write(f"{_PROG}: {name}: {exc.strerror}\n")
+                        status = ExitCode.ERROR
+            _add(total, flt.stats)
     except BrokenPipeError:
         _silence_stdout()
         return ExitCode.BROKEN_PIPE
@@ -157,5 +202,5 @@ def run_bound(args: list[str]) -> int:
         err.write(f"{_PROG}: {exc.strerror or exc}\n")
         return ExitCode.ERROR
     if options.stats:
-        err.write(f"{_PROG}: {flt.stats.summary()}\n")
-    return ExitCode.OK
+        err.write(f"{_PROG}: {total.summary()}\n")
+    return status

@@ -14,7 +14,7 @@ import inspect
 import sys
 from types import ModuleType
 
-from headwire.cli import bound_cmd, doctor_cmd, flags, schema_cmd
+from headwire.cli import bound_cmd, doctor_cmd, flags, schema_cmd, sessions_cmd
 
 GENERATOR = "python -m headwire.cli.docs > docs/cli.md"
 
@@ -74,9 +74,11 @@ def _flags(action: argparse.Action) -> str:
     return ", ".join(f"`{flag}`" for flag in action.option_strings)
 
 
-def _section(parser: argparse.ArgumentParser, module: ModuleType) -> list[str]:
-    out = [f"## `{parser.prog}`", ""]
-    doc = inspect.getdoc(module)
+def _section(
+    parser: argparse.ArgumentParser, module: ModuleType | None, level: str = "##"
+) -> list[str]:
+    out = [f"{level} `{parser.prog}`", ""]
+    doc = inspect.getdoc(module) if module is not None else None
     if doc:
         out += [_rst_to_markdown(doc), ""]
     if parser.description:
@@ -90,7 +92,7 @@ def _section(parser: argparse.ArgumentParser, module: ModuleType) -> list[str]:
         if not actions:
             continue
         title = (group.title or "options").strip()
-        out += [f"### {title[0].upper()}{title[1:]}", ""]
+        out += [f"{level}# {title[0].upper()}{title[1:]}", ""]
         if group.description:
             out += [" ".join(group.description.split()), ""]
         out += ["| flag | argument | default | description |", "| --- | --- | --- | --- |"]
@@ -106,6 +108,10 @@ def _section(parser: argparse.ArgumentParser, module: ModuleType) -> list[str]:
         out.append("")
     if parser.epilog:
         out += ["```text", parser.epilog.rstrip(), "```", ""]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                out += _section(sub, None, level + "#")
     return out
 
 
@@ -117,11 +123,12 @@ def render() -> str:
         f"<!-- Generated from the argument parsers by `{GENERATOR}`; do not edit by hand. -->",
         "",
         "Every flag `headwire` accepts, straight from its parsers. `headwire --help`, "
-        "`headwire bound --help`, `headwire schema --help` and `headwire doctor --help` print "
-        "the same in the terminal.",
+        "`headwire sessions --help`, `headwire bound --help`, `headwire schema --help` and "
+        "`headwire doctor --help` print the same in the terminal.",
         "",
     ]
     lines += _section(flags.build_parser(), flags)
+    lines += _section(sessions_cmd.build_parser(), sessions_cmd)
     lines += _section(bound_cmd._parser(), bound_cmd)
     lines += _section(schema_cmd._parser(), schema_cmd)
     lines += _section(doctor_cmd._parser(), doctor_cmd)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 
 from headwire import __version__
+from headwire.cli.parsing import Parser
 from headwire.io.stdio import warn
 
 
@@ -25,35 +26,57 @@ def split_list(values: list[str] | None) -> list[str]:
 
 def build_parser() -> argparse.ArgumentParser:
     """The agent's flags (Qwen Code's names)."""
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="headwire",
+        usage=USAGE,
         description="A headless coding agent whose wire tool results are bounded exactly.",
-        epilog="Subcommands: 'headwire bound --help' (bound the tool results of a stream), "
-        "'headwire doctor --help' (probe a model endpoint).",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("query", nargs="*", help="the prompt (joined with spaces)")
+    p.add_argument("query", nargs="*", metavar="PROMPT", help="the prompt (joined with spaces)")
     p.add_argument("-p", "--prompt", help="the prompt; appended to stdin when both are given")
-    p.add_argument("-o", "--output-format", choices=["text", "json", "stream-json"], default="text")
-    p.add_argument("--input-format", choices=["text", "stream-json"], default="text")
+    p.add_argument(
+        "-o",
+        "--output-format",
+        choices=["text", "json", "stream-json"],
+        default="text",
+        help="text: the answer alone; json: one JSON array of every message at the end; "
+        "stream-json: one JSON message per line as it happens",
+    )
+    p.add_argument(
+        "--input-format",
+        choices=["text", "stream-json"],
+        default="text",
+        help="stream-json: a persistent session reading user messages and SDK control "
+        "requests as JSON lines on stdin (needs -o stream-json)",
+    )
     p.add_argument(
         "--include-partial-messages",
         action="store_true",
         help="add stream_event partial messages (stream-json only)",
     )
     p.add_argument(
-        "-m", "--model", help="model name; 'scripted' or 'scripted:NAME' for the offline model"
+        "-m",
+        "--model",
+        help="model name (env OPENAI_MODEL); 'scripted' or 'scripted:NAME' for the offline model",
     )
     p.add_argument(
-        "--script", help="scripted model: a JSONL file of turns, or a built-in name (demo)"
+        "--script",
+        metavar="FILE|NAME",
+        help="use the offline scripted model: a JSONL file of turns (format below) or a "
+        "built-in script (demo, big-output, done)",
     )
     p.add_argument(
         "--openai-base-url",
+        metavar="URL",
         help="the provider's base URL (env OPENAI_BASE_URL, ANTHROPIC_BASE_URL, "
         "GOOGLE_GEMINI_BASE_URL)",
     )
     p.add_argument(
         "--openai-api-key",
-        help="the provider's API key (env OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY)",
+        metavar="KEY",
+        help="the provider's API key (env OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY); "
+        "without one, requests are sent unauthenticated and a warning says so",
     )
     p.add_argument(
         "--auth-type",
@@ -62,17 +85,33 @@ def build_parser() -> argparse.ArgumentParser:
         help="the model provider (default: from the environment, else openai)",
     )
     p.add_argument(
+        "--approval-mode",
+        choices=["default", "plan", "auto-edit", "yolo"],
+        help="default: tools that change things ask first (and are refused when nobody can "
+        "be asked); plan: they are refused; auto-edit: file edits run, the rest ask; yolo: "
+        "everything runs (default: default, or yolo with -y)",
+    )
+    p.add_argument(
         "--parse-text-tool-calls",
         action="store_true",
         default=None,
         help="openai: also read tool calls the model writes as text (JSON or XML)",
     )
-    p.add_argument("--approval-mode", choices=["default", "plan", "auto-edit", "yolo"])
     p.add_argument("-y", "--yolo", action="store_true", help="approve every tool call")
-    p.add_argument("--core-tools", action="append", help="only these tools (comma-separated)")
-    p.add_argument("--exclude-tools", action="append", help="remove these tools")
-    p.add_argument("--allowed-tools", action="append", help="run these without asking")
-    p.add_argument("--max-session-turns", type=int, default=-1)
+    p.add_argument(
+        "--core-tools", action="append", metavar="TOOLS", help="only these tools (comma-separated)"
+    )
+    p.add_argument("--exclude-tools", action="append", metavar="TOOLS", help="remove these tools")
+    p.add_argument(
+        "--allowed-tools", action="append", metavar="TOOLS", help="run these without asking"
+    )
+    p.add_argument(
+        "--max-session-turns",
+        type=int,
+        default=-1,
+        metavar="N",
+        help="stop with exit code 53 after N model calls in the session (-1: no limit)",
+    )
     p.add_argument("--resume", "-r", metavar="SESSION_ID", help="resume a recorded session")
     p.add_argument(
         "--continue",
@@ -81,14 +120,26 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="resume the most recent session of this project",
     )
-    p.add_argument("--session-id", help="use this session id for a new session")
-    p.add_argument("--system-prompt")
-    p.add_argument("--append-system-prompt")
-    p.add_argument("--include-directories", action="append", help="extra workspace directories")
-    p.add_argument("--tool-timeout", type=float, default=None, help="seconds per tool call")
-    p.add_argument("--channel", help="accepted for SDK compatibility")
+    p.add_argument(
+        "--session-id", metavar="SESSION_ID", help="use this session id for a new session"
+    )
+    p.add_argument("--system-prompt", metavar="TEXT", help="replace the built-in system prompt")
+    p.add_argument(
+        "--append-system-prompt", metavar="TEXT", help="add TEXT to the end of the system prompt"
+    )
+    p.add_argument(
+        "--include-directories",
+        action="append",
+        metavar="DIRS",
+        help="extra workspace directories the file tools may reach (comma-separated)",
+    )
+    p.add_argument(
+        "--tool-timeout", type=float, default=None, metavar="SECONDS", help="seconds per tool call"
+    )
+    p.add_argument("--channel", metavar="NAME", help="accepted for SDK compatibility")
     p.add_argument(
         "--max-subagent-depth",
+        metavar="N",
         type=int,
         default=1,
         help="how deep subagents may nest (default 1: subagents start no subagents)",
@@ -96,13 +147,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--json-fd",
         type=int,
+        metavar="FD",
         help="Dual Output: mirror stream-JSON events to this descriptor (>= 3)",
     )
     p.add_argument(
-        "--json-file", help="Dual Output: mirror stream-JSON events to this file or FIFO"
+        "--json-file",
+        metavar="PATH",
+        help="Dual Output: mirror stream-JSON events to this file or FIFO",
     )
     p.add_argument(
         "--input-file",
+        metavar="PATH",
         help="Dual Output reverse channel: JSONL commands (submit, confirmation_response)",
     )
     p.add_argument(
@@ -118,8 +173,15 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="JSON|FILE",
         help='MCP servers ({"mcpServers": {...}}) as JSON text or a file; repeatable',
     )
-    p.add_argument("-d", "--debug", action="store_true")
-    p.add_argument("-v", "--version", action="version", version=__version__)
+    p.add_argument(
+        "-d",
+        "--debug",
+        action="store_true",
+        help="echo MCP servers' stderr and the MCP SDK's warnings to stderr",
+    )
+    p.add_argument(
+        "-v", "--version", action="version", version=__version__, help="print the version"
+    )
     claude = p.add_argument_group("Claude Code SDK compatibility (mapped, or ignored with a note)")
     claude.add_argument(
         "--verbose", action="store_true", help="accepted; stream-json is always verbose"
@@ -127,27 +189,90 @@ def build_parser() -> argparse.ArgumentParser:
     claude.add_argument(
         "--permission-mode", choices=sorted(CLAUDE_MODES), help="mapped to --approval-mode"
     )
-    claude.add_argument("--max-turns", type=int, help="mapped to --max-session-turns")
+    claude.add_argument("--max-turns", type=int, metavar="N", help="mapped to --max-session-turns")
     claude.add_argument(
         "--max-thinking-tokens",
         type=int,
         metavar="N",
         help="thinking budget of --auth-type anthropic (extended thinking) and gemini",
     )
-    claude.add_argument("--allowedTools", "--allowed_tools", action="append", dest="claude_allowed")
-    claude.add_argument("--disallowedTools", action="append", dest="claude_disallowed")
-    claude.add_argument("--add-dir", action="append", dest="add_dir")
+    claude.add_argument(
+        "--allowedTools",
+        "--allowed_tools",
+        action="append",
+        dest="claude_allowed",
+        metavar="TOOLS",
+        help="mapped to --allowed-tools",
+    )
+    claude.add_argument(
+        "--disallowedTools",
+        action="append",
+        dest="claude_disallowed",
+        metavar="TOOLS",
+        help="mapped to --exclude-tools",
+    )
+    claude.add_argument(
+        "--add-dir",
+        action="append",
+        dest="add_dir",
+        metavar="DIR",
+        help="mapped to --include-directories",
+    )
     for flag in IGNORED_CLAUDE_FLAGS:
-        claude.add_argument(flag, dest="ignored_" + flag.strip("-").replace("-", "_"), default=None)
+        claude.add_argument(
+            flag,
+            dest="ignored_" + flag.strip("-").replace("-", "_"),
+            default=None,
+            metavar="VALUE",
+            help=IGNORED_HELP,
+        )
     for flag in IGNORED_CLAUDE_SWITCHES:
         claude.add_argument(
             flag,
             dest="ignored_" + flag.strip("-").replace("-", "_"),
             action="store_true",
             default=None,
+            help=IGNORED_HELP,
         )
     return p
 
+
+USAGE = """\
+headwire [options] [prompt ...]
+       headwire sessions {list,show,export,prune} ...
+       headwire bound [--format FORMAT] [FILE ...]
+       headwire schema [--mode MODE]
+       headwire doctor [options]"""
+
+IGNORED_HELP = "accepted for compatibility and ignored (a note on stderr says so)"
+
+EPILOG = """\
+environment:
+  OPENAI_BASE_URL   the OpenAI-compatible server (default https://api.openai.com/v1)
+  OPENAI_API_KEY    its API key; never passed to the tools headwire runs
+  ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, GEMINI_API_KEY, GOOGLE_GEMINI_BASE_URL
+                    the same for --auth-type anthropic and gemini
+  OPENAI_MODEL      the model, when -m is not given
+  HEADWIRE_HOME     the data directory (default ~/.headwire): artifacts, recordings
+  HEADWIRE_SCRIPT   the script of '-m scripted' when no --script is given
+
+scripted model (--script FILE, or -m scripted:NAME for a built-in script):
+  A JSON Lines file (or one JSON array); each entry answers one model call, in order,
+  and past the end the model answers "done".  Blank lines and lines starting with # are
+  skipped.  An entry is one of:
+    {"text": "the answer"}                         an answer
+    {"thinking": "...", "text": "..."}             with reasoning first
+    {"tool": "NAME", "args": {...}}                one tool call
+    {"tools": [{"name": "NAME", "args": {...}}]}   several tool calls
+    {"error": "message"}                           the model call fails
+  and any entry may add "delay_s": SECONDS, slept before answering.
+
+subcommands:
+  headwire sessions --help   list, show, export (md, html, json) and prune recorded sessions
+  headwire bound --help      bound the tool results of a headless stream (files or stdin)
+  headwire schema --help     print the wire's JSON Schema
+  headwire doctor --help     probe a model endpoint
+"""
 
 CLAUDE_MODES = {
     "default": "default",

@@ -1,8 +1,9 @@
 """Entry point of the ``headwire`` command.
 
-``headwire bound ...`` runs the stream filter, ``headwire schema ...`` prints the wire's JSON
-Schema, ``headwire doctor ...`` probes a model endpoint; anything else is the headless agent.
-Imports are deferred so that ``headwire --version`` starts fast.
+``headwire bound ...`` runs the stream filter, ``headwire sessions ...`` lists, shows, exports
+and prunes recorded sessions, ``headwire schema ...`` prints the wire's JSON Schema,
+``headwire doctor ...`` probes a model endpoint; anything else is the headless agent.  Imports
+are deferred so that ``headwire --version`` starts fast.
 """
 
 from __future__ import annotations
@@ -25,6 +26,10 @@ def main(argv: list[str] | None = None) -> int:
         from headwire.cli.doctor_cmd import run_doctor
 
         return run_doctor(args[1:])
+    if args[:1] == ["sessions"]:
+        from headwire.cli.sessions_cmd import run_sessions
+
+        return run_sessions(args[1:])
     if args[:1] in (["--version"], ["-v"]) and len(args) == 1:
         from headwire import __version__
 

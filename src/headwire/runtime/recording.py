@@ -1,6 +1,6 @@
 """The canonical session recording: an append-only JSONL transcript, flushed per record.
 
-Each line is one record ``{"type", "uuid", "session_id", "timestamp", ...}``.  Records that
+Each line is one record ``{"type", "uuid", "session_id", "timestamp", "cwd", ...}``.  Records that
 carry a ``message`` hold it in the OpenAI chat form the agent loop keeps, so ``--resume`` rebuilds
 the conversation by reading them back.  Tool results are recorded unprojected: the full display
 string, the full model-facing text and the artifact path.
@@ -45,6 +45,8 @@ class Recorder:
 
     def __init__(self, root: Path, cwd: Path, session_id: str) -> None:
         self.session_id = session_id
+        self.cwd = str(cwd)
+        """The working directory, on every record (as upstream's recordings have it)."""
         self.path = chats_dir(root, cwd) / f"{session_id}.jsonl"
         self._file: IO[bytes] | None = None
         self.failed: str | None = None
@@ -60,6 +62,7 @@ class Recorder:
             "uuid": str(uuid.uuid4()),
             "session_id": self.session_id,
             "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()),
+            "cwd": self.cwd,
             **fields,
         }
         try:

@@ -76,3 +76,18 @@ class ArtifactStore:
 def chats_dir(root: Path, cwd: Path) -> Path:
     """The folder holding a project's session recordings."""
     return root / "projects" / project_slug(cwd) / "chats"
+
+
+def chat_folders(root: Path) -> list[Path]:
+    """Every project's recordings folder (what :func:`chats_dir` gives for some project)."""
+    return sorted(p for p in (root / "projects").glob("*/chats") if p.is_dir())
+
+
+def artifact_folders(root: Path) -> list[Path]:
+    """Every project's artifacts folder (what ``ArtifactStore.directory`` is for some project)."""
+    return sorted(p for p in (root / "tmp").glob("*") if p.is_dir())
+
+
+def sessions_index_path(root: Path) -> Path:
+    """The cache ``headwire sessions`` keeps of what each recording holds (safe to delete)."""
+    return root / "sessions-index.json"

@@ -301,7 +301,8 @@ def test_claude_code_text_and_image_results_are_bounded() -> None:
 def test_usage_errors_exit_2() -> None:
     result = run_bound(b"", "--format", "xml")
     assert result.returncode == 2
-    assert b"invalid choice" in result.stderr
+    assert b"invalid value 'xml'" in result.stderr  # one line, no usage block
+    assert result.stderr.count(b"\n") == 1
     assert run_bound(b"", "--bogus").returncode == 2
 
 
@@ -436,3 +437,39 @@ def test_unbounded_upstream_output_is_bounded_to_upstream_bytes(
     assert result.stdout == wire
     if len(encode(unit * count)) > BUDGET:
         assert ", 1 bounded (1 field: " in result.stderr.decode()
+
+
+def test_files_are_read_in_order_each_a_stream_of_its_own(tmp_path: Path) -> None:
+    big = tool_result_line("x" * 200_000, end=b"")  # no final newline: must not join the next
+    first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    first.write_bytes(b"{}\n" + big)
+    second.write_bytes(b"not json\n" + tool_result_line("small"))
+    done = subprocess.run(
+        bound_cmd("--stats", str(first), "-", str(tmp_path / "missing"), str(second)),
+        input=b"[1]\n",
+        capture_output=True,
+        env=env(),
+        timeout=60,
+    )
+    assert done.returncode == 1  # the missing file; the others are written
+    out = done.stdout
+    # the unterminated last line of a.jsonl is bounded on its own, then stdin's bytes follow
+    # (as with cat); a shared stream would have read one line holding both
+    assert out.startswith(b"{}\n")
+    bounded, rest = out[3:].split(b"}[1]\n", 1)
+    assert len(encode(content_of(bounded + b"}"))) == BUDGET
+    assert rest == b"not json\n" + tool_result_line("small")
+    err = done.stderr.decode().splitlines()
+    assert err[0] == f"headwire bound: {tmp_path / 'missing'}: No such file or directory"
+    assert err[1].startswith(f"headwire bound: {second}: line 1: ")
+    assert err[2].startswith("headwire bound: 5 lines, 1 bounded (1 field: ")
+
+
+def test_a_directory_or_unreadable_file_is_reported_and_skipped(tmp_path: Path) -> None:
+    ok = tmp_path / "ok.jsonl"
+    ok.write_bytes(b"{}\n")
+    done = subprocess.run(
+        bound_cmd(str(tmp_path), str(ok)), capture_output=True, env=env(), timeout=60
+    )
+    assert done.returncode == 1 and done.stdout == b"{}\n"
+    assert done.stderr.decode() == f"headwire bound: {tmp_path}: Is a directory\n"

@@ -32,6 +32,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from headwire.errors import ConfigError
+from headwire.io.stdio import warn
 from headwire.runtime.models.base import Model
 
 AUTH_TYPES = ("openai", "anthropic", "gemini")
@@ -259,4 +260,20 @@ def select_model(
         from headwire.runtime.models.scripted import ScriptedModel, load_script
 
         return ScriptedModel(load_script(spec), name=_given(flags.model) or "scripted")
-    return make_model(resolve_provider(flags, env, settings), **client_options)
+    config = resolve_provider(flags, env, settings)
+    if (note := missing_key_warning(config)) is not None:
+        warn(note)
+    return make_model(config, **client_options)
+
+
+def missing_key_warning(config: ProviderConfig) -> str | None:
+    """The stderr line for a run whose model requests carry no API key, else ``None``."""
+    if config.api_key:
+        return None
+    from headwire.runtime.models.http_base import display_url
+
+    variable = PROVIDER_ENV[config.auth_type].api_key
+    return (
+        f"headwire: warning: no API key (set {variable} or pass --openai-api-key); "
+        f"requests to {display_url(config.base_url)} are sent without one"
+    )
