@@ -35,6 +35,21 @@ from headwire.transports import HeadlessTransport, make_transport
 
 
 def _model(args: argparse.Namespace) -> Model:
+    """The session's model, wrapped with its ``--fallback-model`` list when there is one."""
+    model = _one_model(args)
+    fallbacks = list(getattr(args, "fallback_model", None) or [])
+    if not fallbacks:
+        return model
+    if args.script is not None or model.name.startswith("scripted"):
+        warn("headwire: note: --fallback-model does not apply to the scripted model")
+        return model
+    from headwire.runtime.models.fallback import FallbackModel
+
+    others = [_one_model(argparse.Namespace(**{**vars(args), "model": name})) for name in fallbacks]
+    return FallbackModel(model, others, warn)
+
+
+def _one_model(args: argparse.Namespace) -> Model:
     from headwire.runtime.models.scripted import ScriptedModel, ScriptError, load_script
 
     spec = args.script
@@ -77,8 +92,12 @@ def build_agent(
     args: argparse.Namespace, cwd: Path, emit: Callable[[JsonDict], None]
 ) -> tuple[Agent, Callable[[], Awaitable[None]]]:
     """Resolve flags into an :class:`Agent` (model, tools, recording, resume) and its closer."""
-    from headwire.runtime.tools.registry import builtin_tools, select_tools
+    from headwire.cli.settings_apply import apply_settings, inline_agents, settings_for
+    from headwire.runtime.context_files import load_context
+    from headwire.runtime.tools.toolset import ToolOptions, session_tools
 
+    settings = settings_for(args, cwd)
+    args = apply_settings(args, settings)
     root = data_dir()
     session_id = args.session_id or str(uuid.uuid4())
     conversation: list[dict[str, Any]] = []
@@ -95,13 +114,18 @@ def build_agent(
     except RecordingError as exc:
         raise UsageError(str(exc)) from None
     mode: ApprovalMode = "yolo" if args.yolo else (args.approval_mode or "default")
-    tools = select_tools(
-        builtin_tools(),
-        split_list(args.core_tools) or None,
-        split_list(args.exclude_tools) or None,
+    options = ToolOptions(
+        list_directory=settings.list_directory_enabled,
+        todo_write=settings.todo_write_enabled,
+        web_fetch_allow_private=settings.web_fetch_allow_private,
+        todo_dir=root / "todos",
+    )
+    tools = session_tools(
+        options, split_list(args.core_tools) or None, split_list(args.exclude_tools) or None
     )
     model = _model(args)
     agents = load_agents(root / "agents", cwd / ".headwire" / "agents", warn)
+    agents.update(inline_agents(args))
     core = split_list(args.core_tools)
     if (
         args.max_subagent_depth > 0
@@ -126,6 +150,7 @@ def build_agent(
         workspace_dirs=tuple(Path(d).resolve() for d in split_list(args.include_directories)),
         max_subagent_depth=max(0, args.max_subagent_depth),
         agent_names=tuple(agents),
+        context_text=load_context(cwd, root, settings.context_file_names, note=warn),
     )
     recorder = Recorder(root, cwd, session_id)
     agent = Agent(
@@ -146,12 +171,14 @@ async def build_agent_with_mcp(
 ) -> tuple[Agent, Callable[[], Awaitable[None]]]:
     """:func:`build_agent` plus the MCP servers of the settings files and ``--mcp-config``
     (their tools added, ``system/init`` statuses kept live, shut down by the closer)."""
+    from headwire.cli.settings_apply import apply_settings, settings_for
     from headwire.runtime.mcp.setup import McpConfigError, attach_to_agent, start_mcp
 
     agent, close = build_agent(args, cwd, emit)
+    settings = settings_for(args, cwd)
     try:
         manager = await start_mcp(
-            data_dir(),
+            settings.mcp_sources(),
             cwd,
             getattr(args, "mcp_config", None),
             debug=bool(args.debug),
@@ -165,7 +192,7 @@ async def build_agent_with_mcp(
         raise
     if manager is None:
         return agent, close
-    attach_to_agent(agent, manager, split_list(args.exclude_tools))
+    attach_to_agent(agent, manager, split_list(apply_settings(args, settings).exclude_tools))
 
     async def close_all() -> None:
         try:
@@ -245,6 +272,13 @@ def run_agent(argv: list[str]) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     apply_compat(args)
+    from headwire.cli.settings_apply import prepare
+
+    try:
+        prepare(args, Path.cwd())
+    except UsageError as exc:
+        warn(f"headwire: {exc}")
+        return ExitCode.USAGE
     if args.acp:
         from headwire.acp.server import run_acp
 

@@ -53,7 +53,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--core-tools", action="append", help="only these tools (comma-separated)")
     p.add_argument("--exclude-tools", action="append", help="remove these tools")
     p.add_argument("--allowed-tools", action="append", help="run these without asking")
-    p.add_argument("--max-session-turns", type=int, default=-1)
+    p.add_argument(
+        "--max-session-turns",
+        type=int,
+        default=None,
+        help="stop after this many model turns (-1: no limit; setting model.maxSessionTurns)",
+    )
+    p.add_argument(
+        "--settings",
+        metavar="FILE|JSON",
+        help="settings (docs/settings.md) as a file or JSON text, over the project and user files",
+    )
+    p.add_argument(
+        "--fallback-model",
+        action="append",
+        metavar="MODEL",
+        help="models to try, in order, when the model is overloaded (429/503/529); "
+        "comma-separated, at most 3 (setting modelFallbacks)",
+    )
     p.add_argument("--resume", "-r", metavar="SESSION_ID", help="resume a recorded session")
     p.add_argument(
         "--continue",
@@ -63,8 +80,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="resume the most recent session of this project",
     )
     p.add_argument("--session-id", help="use this session id for a new session")
-    p.add_argument("--system-prompt")
-    p.add_argument("--append-system-prompt")
+    p.add_argument("--system-prompt", help="replace the default system prompt")
+    p.add_argument(
+        "--system-prompt-file", metavar="FILE", help="replace the system prompt with a file's text"
+    )
+    p.add_argument("--append-system-prompt", help="text added at the end of the system prompt")
+    p.add_argument(
+        "--append-system-prompt-file",
+        metavar="FILE",
+        help="a file's text added at the end of the system prompt",
+    )
     p.add_argument("--include-directories", action="append", help="extra workspace directories")
     p.add_argument("--tool-timeout", type=float, default=None, help="seconds per tool call")
     p.add_argument("--channel", help="accepted for SDK compatibility")
@@ -112,6 +137,11 @@ def build_parser() -> argparse.ArgumentParser:
     claude.add_argument("--allowedTools", "--allowed_tools", action="append", dest="claude_allowed")
     claude.add_argument("--disallowedTools", action="append", dest="claude_disallowed")
     claude.add_argument("--add-dir", action="append", dest="add_dir")
+    claude.add_argument(
+        "--agents",
+        metavar="JSON",
+        help='subagents as JSON: {"name": {"description", "prompt", "tools"?, "model"?}}',
+    )
     for flag in IGNORED_CLAUDE_FLAGS:
         claude.add_argument(flag, dest="ignored_" + flag.strip("-").replace("-", "_"), default=None)
     for flag in IGNORED_CLAUDE_SWITCHES:
@@ -135,8 +165,6 @@ CLAUDE_MODES = {
 IGNORED_CLAUDE_FLAGS = (
     "--setting-sources",
     "--tools",
-    "--settings",
-    "--fallback-model",
     "--max-budget-usd",
     "--permission-prompt-tool",
     "--plugin-dir",
@@ -144,9 +172,7 @@ IGNORED_CLAUDE_FLAGS = (
     "--effort",
     "--json-schema",
     "--thinking",
-    "--agents",
     "--betas",
-    "--system-prompt-file",
     "--task-budget",
     "--thinking-display",
     "--resume-session-at",
@@ -164,7 +190,7 @@ def apply_compat(args: argparse.Namespace) -> None:
     """Map Claude Code's flags onto headwire's and note the ones that do not apply."""
     if args.permission_mode and not args.approval_mode:
         args.approval_mode = CLAUDE_MODES[args.permission_mode]
-    if args.max_turns is not None and args.max_session_turns < 0:
+    if args.max_turns is not None and args.max_session_turns is None:
         args.max_session_turns = args.max_turns
     if args.claude_allowed:
         args.allowed_tools = (args.allowed_tools or []) + args.claude_allowed

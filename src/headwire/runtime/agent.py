@@ -36,16 +36,19 @@ from headwire.runtime.models.base import (
     Usage,
 )
 from headwire.runtime.permissions import Decision, denial_message, verdict
+from headwire.runtime.prompt import build_system_prompt
 from headwire.runtime.recording import RECORDING_FAILURE_MESSAGE, Recorder
 from headwire.runtime.tools.base import ApprovalMode, ArtifactSink, Tool, ToolContext, ToolOutcome
+from headwire.runtime.tools.toolset import missing_tool_message
 from headwire.wire import encode
 
 MODEL_TEXT_BUDGET = 25_000
 """Characters of one tool result the model sees; longer outputs are cut and point at the file."""
 
 MAX_TURNS_MESSAGE = (
-    "Reached max session turns for this session. Increase the number of turns by specifying "
-    "maxSessionTurns in settings.json."
+    "Reached max session turns for this session. Increase the number of turns with "
+    "--max-session-turns, or by specifying model.maxSessionTurns in settings.json "
+    "(.headwire/settings.json or ~/.headwire/settings.json)."
 )
 
 Emit = Callable[[m.JsonDict], None]
@@ -105,6 +108,8 @@ class AgentConfig:
     agent_names: tuple[str, ...] = ()
     mcp_servers: list[dict[str, Any]] = field(default_factory=list)
     """``system/init``'s ``mcp_servers``: ``[{"name", "status"}]`` of the configured servers."""
+    context_text: str = ""
+    """The context files (QWEN.md, AGENTS.md) as joined by :mod:`headwire.runtime.context_files`."""
 
 
 DEFAULT_SYSTEM_PROMPT = (
@@ -435,16 +440,12 @@ class Agent:
     # -- the model call ---------------------------------------------------------------------
 
     def _system_prompt(self) -> str:
-        base = self.config.system_prompt
-        if base is None:
-            base = DEFAULT_SYSTEM_PROMPT
-        if self.config.append_system_prompt:
-            base = (
-                f"{base}\n\n{self.config.append_system_prompt}"
-                if base
-                else self.config.append_system_prompt
-            )
-        return base
+        return build_system_prompt(
+            self.config.system_prompt,
+            self.config.context_text,
+            self.config.append_system_prompt,
+            default=DEFAULT_SYSTEM_PROMPT,
+        )
 
     def _tool_schemas(self) -> list[dict[str, Any]]:
         return [
@@ -702,7 +703,7 @@ class Agent:
     async def _execute(self, call: ToolCall) -> ToolOutcome:
         tool = self.tools.get(call.name)
         if tool is None:
-            msg = f'Tool "{call.name}" not found in registry.'
+            msg = missing_tool_message(call.name, self.tools)
             return ToolOutcome(llm_text=msg, error=msg, error_type="tool_not_registered")
         problem = tool.validate(call.args)
         if problem is not None:
