@@ -90,7 +90,7 @@ def prepare(args: argparse.Namespace, cwd: Path, *, trusted: bool = True) -> Set
     for source, data in settings.mcp_sources():
         problems = parse_mcp_servers(data, source)[1]
         if problems:
-            raise UsageError(problems[0])
+            raise UsageError(problems[0].replace("\n", "\\n").replace("\r", "\\r"))
     for note in dropped_notes(settings):
         warn(note)
     apply_env(settings.env)

@@ -25,6 +25,8 @@ from typing import Any
 import httpcore
 import httpx
 
+from headwire.errors import ToolError
+
 _NOT_PUBLIC_V4 = tuple(
     ipaddress.ip_network(n)
     for n in ("0.0.0.0/8", "100.64.0.0/10", "192.0.0.0/24", "198.18.0.0/15", "240.0.0.0/4")
@@ -44,7 +46,7 @@ def is_public_address(address: str) -> bool:
     return bool(ip.is_global) and not ip.is_multicast and not ip.is_unspecified
 
 
-class AddressRefused(httpcore.ConnectError):
+class AddressRefused(httpcore.ConnectError, ToolError):
     """A connection was refused by the address policy; ``str()`` says which address."""
 
 

@@ -24,6 +24,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from headwire.errors import ToolError
 from headwire.runtime.tools.base import ApprovalMode, ToolContext, ToolKind, ToolOutcome
 from headwire.runtime.tools.paths import (
     PathDenied,
@@ -40,7 +41,7 @@ CELL_TYPES = ("code", "markdown")
 MAX_NOTEBOOK_BYTES = 64 * 1024 * 1024
 
 
-class NotebookProblem(Exception):
+class NotebookProblem(ToolError):
     """A refused edit: ``str()`` is the model-facing message, ``kind`` upstream's error type."""
 
     def __init__(self, message: str, kind: str) -> None:

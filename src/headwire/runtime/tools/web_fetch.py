@@ -28,6 +28,7 @@ from urllib.parse import urljoin, urlsplit
 import httpx
 
 from headwire import __version__
+from headwire.errors import ToolError
 from headwire.runtime.tools.base import ApprovalMode, ToolContext, ToolKind, ToolOutcome
 from headwire.runtime.tools.netguard import guarded_client, is_public_address
 from headwire.runtime.tools.paths import approval_needed, check_args, failure
@@ -48,7 +49,7 @@ _TEXT_TYPES = re.compile(r"^(text/|application/(.*\+)?(json|xml|javascript|x-www
 _DROPPED_TAGS = ("script", "style", "noscript", "template", "svg", "iframe", "object", "embed")
 
 
-class FetchFailed(Exception):
+class FetchFailed(ToolError):
     """The fetch failed; ``str()`` is the reason the model reads."""
 
 
