@@ -172,7 +172,7 @@ def _key(part: Any) -> str:
     text = str(part)
     if _PLAIN_KEY.match(text):
         return text
-    return json.dumps(text[:80] + ("…" if len(text) > 80 else ""), ensure_ascii=True)
+    return json.dumps(text[:80], ensure_ascii=True) + ("…" if len(text) > 80 else "")
 
 
 def _path(parts: Any) -> str:
