@@ -70,7 +70,7 @@ def test_order_is_per_name_global_then_top_down(tmp_path: Path) -> None:
 
 
 def test_configured_names_and_untrusted_folder(tmp_path: Path) -> None:
-    home, user, repo, cwd = tree(tmp_path)
+    home, user, _repo, cwd = tree(tmp_path)
     put(cwd / "RULES.md", "r")
     put(user / "RULES.md", "u")
     put(cwd / "QWEN.md", "q")
@@ -78,7 +78,7 @@ def test_configured_names_and_untrusted_folder(tmp_path: Path) -> None:
         user / "RULES.md",
         cwd / "RULES.md",
     ]
-    assert context_file_paths(cwd, user, NAMES + ("RULES.md",), home=home, trusted=False) == [
+    assert context_file_paths(cwd, user, (*NAMES, "RULES.md"), home=home, trusted=False) == [
         user / "RULES.md"
     ]
 
