@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import difflib
+import json
 import logging
 import os
 import warnings
@@ -100,12 +101,14 @@ def apply_edit(text: str, args: dict[str, Any]) -> tuple[str, str, str]:
         cells = nb.get("cells")
         if not isinstance(cells, list) or not all(isinstance(c, dict) for c in cells):
             raise NotebookProblem("Invalid notebook: missing cells array", "notebook_invalid_json")
+        # Cells are found by the ids as written: nbformat renames duplicate ids when it reads.
+        written = json.loads(text.removeprefix("\ufeff")).get("cells") or []
         was_valid = _is_valid(nb)
         mode = args.get("edit_mode") or "replace"
         cell_id = args.get("cell_id")
         source = args.get("new_source", "")
         if mode == "insert":
-            at = find_cell(cells, cell_id) + 1 if cell_id else 0
+            at = find_cell(written, cell_id) + 1 if cell_id else 0
             cell_type = args.get("cell_type") or "code"
             cell = v4.new_code_cell(source) if cell_type == "code" else v4.new_markdown_cell(source)
             if _has_ids(nb):
@@ -119,13 +122,13 @@ def apply_edit(text: str, args: dict[str, Any]) -> tuple[str, str, str]:
             cells.insert(at, cell)
             edited = display_id(cell, at)
         elif mode == "delete":
-            at = find_cell(cells, str(cell_id))
-            edited = display_id(cells[at], at)
+            at = find_cell(written, str(cell_id))
+            edited = display_id(written[at], at)
             del cells[at]
         else:
-            at = find_cell(cells, str(cell_id))
+            at = find_cell(written, str(cell_id))
             cell = cells[at]
-            edited = display_id(cell, at)
+            edited = display_id(written[at], at)
             cell["source"] = source
             _retype(cell, args.get("cell_type") or cell.get("cell_type") or "code")
         if was_valid and not _is_valid(nb):

@@ -223,7 +223,7 @@ class WebFetchTool:
                     await fetch
         elapsed = f" in {time.monotonic() - started:.1f}s"
         if fetch not in done or fetch.cancelled():
-            reason = "cancelled" if stop in done else f"timed out after {limit:g}s"
+            reason = "cancelled" if ctx.cancelled.is_set() else f"timed out after {limit:g}s"
             return self._error(args["url"], reason, elapsed)
         try:
             text, display = fetch.result()
