@@ -92,7 +92,7 @@ def build_agent(
     args: argparse.Namespace, cwd: Path, emit: Callable[[JsonDict], None]
 ) -> tuple[Agent, Callable[[], Awaitable[None]]]:
     """Resolve flags into an :class:`Agent` (model, tools, recording, resume) and its closer."""
-    from headwire.cli.settings_apply import apply_settings, inline_agents, settings_for
+    from headwire.cli.settings_apply import apply_settings, inline_agents, is_trusted, settings_for
     from headwire.runtime.context_files import load_context
     from headwire.runtime.tools.toolset import ToolOptions, session_tools
 
@@ -150,7 +150,9 @@ def build_agent(
         workspace_dirs=tuple(Path(d).resolve() for d in split_list(args.include_directories)),
         max_subagent_depth=max(0, args.max_subagent_depth),
         agent_names=tuple(agents),
-        context_text=load_context(cwd, root, settings.context_file_names, note=warn),
+        context_text=load_context(
+            cwd, root, settings.context_file_names, trusted=is_trusted(cwd), note=warn
+        ),
     )
     recorder = Recorder(root, cwd, session_id)
     agent = Agent(

@@ -31,6 +31,13 @@ from headwire.runtime.storage import data_dir
 _CACHE_ATTR = "_headwire_settings"
 
 
+def is_trusted(cwd: Path) -> bool:
+    """Whether the folder ``cwd`` is trusted: its project settings may then set the keys that
+    run code or reach the network, and its context files are read.  Every folder is trusted
+    until a trust model decides otherwise; this is the one place that decision is made."""
+    return True
+
+
 def _read_text(flag: str, value: str, cwd: Path) -> str:
     path = Path(os.path.expanduser(value))
     path = path if path.is_absolute() else cwd / path
@@ -74,7 +81,7 @@ def inline_agents(args: argparse.Namespace) -> dict[str, AgentDefinition]:
         raise UsageError(str(exc)) from None
 
 
-def prepare(args: argparse.Namespace, cwd: Path, *, trusted: bool = True) -> Settings:
+def prepare(args: argparse.Namespace, cwd: Path) -> Settings:
     """Start-up: load and validate every settings layer for ``cwd`` (a bad file is a
     :class:`UsageError` naming the file and key), note what was not taken, apply ``env``,
     read the prompt files and check ``--agents``.  The result is cached on ``args``."""
@@ -82,7 +89,7 @@ def prepare(args: argparse.Namespace, cwd: Path, *, trusted: bool = True) -> Set
         path = Path(os.path.expanduser(args.settings.strip()))
         args.settings = str(path if path.is_absolute() else cwd / path)
     try:
-        settings = load_settings(data_dir(), cwd, args.settings, trusted=trusted)
+        settings = load_settings(data_dir(), cwd, args.settings, trusted=is_trusted(cwd))
     except SettingsError as exc:
         raise UsageError(str(exc)) from None
     from headwire.runtime.mcp.config import parse_mcp_servers
@@ -108,7 +115,7 @@ def settings_for(args: argparse.Namespace, cwd: Path) -> Settings:
         settings: Settings = cached[1]
         return settings
     try:
-        return load_settings(data_dir(), cwd, args.settings)
+        return load_settings(data_dir(), cwd, args.settings, trusted=is_trusted(cwd))
     except SettingsError as exc:
         raise UsageError(str(exc)) from None
 
