@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from headwire.runtime.tools import web_fetch as wf
 from headwire.runtime.tools.base import ToolContext, ToolOutcome
@@ -196,3 +198,16 @@ def test_guard_checks_every_resolved_address() -> None:
         guard.check("example.com", ["93.184.216.34", "10.0.0.1"])  # rebinding-style answer
     GuardedBackend(allow_private=True).check("x", ["127.0.0.1"])
     assert os.environ.get("HTTPS_PROXY") is None or True  # proxies are never used (trust_env off)
+
+
+@given(st.ip_addresses(v=4))
+def test_mapped_ipv4_is_judged_as_ipv4(address: Any) -> None:
+    """Invariant (netguard docstring): an IPv4 address mapped into IPv6 gets the same verdict."""
+    assert is_public_address(f"::ffff:{address}") == is_public_address(str(address))
+
+
+@given(st.ip_addresses())
+def test_loopback_private_and_link_local_are_never_public(address: Any) -> None:
+    """Invariant: loopback, private, link-local, multicast and unspecified are not public."""
+    if address.is_loopback or address.is_private or address.is_link_local or address.is_multicast:
+        assert not is_public_address(str(address))
