@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
@@ -118,12 +119,20 @@ def read_settings_file(path: Path, source: str | None = None) -> dict[str, Any] 
     """A settings file's validated object, ``None`` when the file does not exist."""
     where = source or str(path)
     try:
-        with path.open("rb") as handle:
-            raw = handle.read(_MAX_SETTINGS_BYTES + 1)
+        # O_NONBLOCK: a FIFO planted as a settings file must not hang the start.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except FileNotFoundError:
         return None
     except OSError as exc:
         raise SettingsError(f"{where}: cannot read: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise SettingsError(f"{where}: cannot read: not a regular file")
+    with os.fdopen(fd, "rb") as handle:
+        try:
+            raw = handle.read(_MAX_SETTINGS_BYTES + 1)
+        except OSError as exc:
+            raise SettingsError(f"{where}: cannot read: {exc.strerror or exc}") from None
     if len(raw) > _MAX_SETTINGS_BYTES:
         raise SettingsError(f"{where}: larger than {_MAX_SETTINGS_BYTES} bytes")
     try:

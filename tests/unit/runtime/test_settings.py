@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -170,6 +171,15 @@ def test_unreadable_and_non_utf8_files(tmp_path: Path) -> None:
     (home / "settings.json").write_bytes(b'{"model": {"name": "\xff"}}')
     with pytest.raises(SettingsError, match=r"settings\.json: not UTF-8 \(byte \d+\)$"):
         load_settings(home, proj)
+    (home / "settings.json").unlink()
+    os.mkfifo(home / "settings.json")
+    with pytest.raises(SettingsError, match=r"settings\.json: cannot read: not a regular file$"):
+        load_settings(home, proj)  # a FIFO must not hang the start
+    (home / "settings.json").unlink()
+    (home / "settings.json").mkdir()
+    with pytest.raises(SettingsError, match=r"settings\.json: cannot read: "):
+        load_settings(home, proj)
+    (home / "settings.json").rmdir()
     (home / "settings.json").write_text("   \n")
     assert load_settings(home, proj).layers[0].data == {}
 
