@@ -71,12 +71,12 @@ def apply_env(env: Mapping[str, str], environ: dict[str, str] | None = None) -> 
     return added
 
 
-def inline_agents(args: argparse.Namespace) -> dict[str, AgentDefinition]:
-    """The ``--agents`` subagents (empty without the flag)."""
+def inline_agents(args: argparse.Namespace, *, quiet: bool = True) -> dict[str, AgentDefinition]:
+    """The ``--agents`` subagents (empty without the flag); notes only when not ``quiet``."""
     if not args.agents:
         return {}
     try:
-        return agents_from_json(args.agents)
+        return agents_from_json(args.agents, note=None if quiet else warn)
     except AgentFileError as exc:
         raise UsageError(str(exc)) from None
 
@@ -102,7 +102,7 @@ def prepare(args: argparse.Namespace, cwd: Path) -> Settings:
         warn(note)
     apply_env(settings.env)
     read_prompt_files(args, cwd)
-    inline_agents(args)
+    inline_agents(args, quiet=False)
     setattr(args, _CACHE_ATTR, (cwd.resolve(), settings))
     return settings
 

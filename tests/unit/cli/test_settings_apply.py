@@ -93,13 +93,17 @@ def test_inline_agents_format() -> None:
         '{"r": {"description": "d", "prompt": "p", "tools": ["Read"], "model": "m"}}'
     )
     assert agents["r"].system_prompt == "p" and agents["r"].tools == ("Read",)
+    notes: list[str] = []
+    claude = '{"r": {"description": "d", "prompt": "p", "maxTurns": 3, "disallowedTools": []}}'
+    assert agents_from_json(claude, note=notes.append)["r"].description == "d"
+    assert notes == ["headwire: note: --agents: 'r': not used here: disallowedTools, maxTurns"]
     for text, message in [
         ("[]", "expected a JSON object"),
         ("{", "not valid JSON"),
         ('{"r": 1}', "'r': expected an object"),
         ('{"r": {"description": "d"}}', "'prompt' must be a non-empty string"),
         ('{"r": {"description": "d", "prompt": "p", "tools": "Read"}}', "'tools' must be an array"),
-        ('{"r": {"description": "d", "prompt": "p", "color": "red"}}', "unknown key 'color'"),
+        ('{"r": {"description": "d", "prompt": "p", "colour": "red"}}', "unknown key 'colour'"),
     ]:
         with pytest.raises(AgentFileError, match=message):
             agents_from_json(text)

@@ -113,15 +113,32 @@ def load_agents(
 
 
 _INLINE_KEYS = frozenset({"description", "prompt", "tools", "model"})
+_CLAUDE_ONLY_KEYS = frozenset(
+    {
+        "disallowedTools",
+        "skills",
+        "memory",
+        "mcpServers",
+        "initialPrompt",
+        "maxTurns",
+        "background",
+        "effort",
+        "permissionMode",
+    }
+)
+"""Claude Code's other agent keys: accepted, not used (a note says so)."""
 
 
-def agents_from_json(text: str, source: str = "--agents") -> dict[str, AgentDefinition]:
+def agents_from_json(
+    text: str, source: str = "--agents", note: Callable[[str], None] | None = None
+) -> dict[str, AgentDefinition]:
     """Subagents given inline, in Claude Code's ``--agents`` format::
 
         {"reviewer": {"description": "...", "prompt": "...", "tools": ["Read"], "model": "x"}}
 
     ``description`` and ``prompt`` are required; ``tools`` is optional (every tool when
-    omitted); ``model`` is accepted and not used (subagents run on the session's model).
+    omitted); ``model`` is accepted and not used (subagents run on the session's model), and
+    so are Claude Code's other keys (``disallowedTools``, ``maxTurns``...), with a ``note``.
     Raises :class:`AgentFileError` with a one-line message naming the agent and the key.
     """
     import json
@@ -139,10 +156,14 @@ def agents_from_json(text: str, source: str = "--agents") -> dict[str, AgentDefi
             raise AgentFileError(f"{source}: an agent name must not be empty")
         if not isinstance(raw, dict):
             raise AgentFileError(f"{where}: expected an object")
-        unknown = sorted(set(raw) - _INLINE_KEYS)
+        unused = sorted(set(raw) & _CLAUDE_ONLY_KEYS)
+        if unused and note is not None:
+            note(f"headwire: note: {where}: not used here: {', '.join(unused)}")
+        unknown = sorted(set(raw) - _INLINE_KEYS - _CLAUDE_ONLY_KEYS)
         if unknown:
             raise AgentFileError(
-                f"{where}: unknown key {unknown[0]!r} (expected description, prompt, tools, model)"
+                f"{where}: unknown key {unknown[0]!r} (expected description, prompt, tools, "
+                "model, or another key of Claude Code's agent definitions)"
             )
         for key in ("description", "prompt"):
             if not isinstance(raw.get(key), str) or not raw[key].strip():
