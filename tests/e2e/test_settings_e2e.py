@@ -203,3 +203,37 @@ def test_disabled_tool_error_names_the_setting(tmp_path: Path) -> None:
     assert "tools.todoWrite.enabled" in tool_message["content"]
     result = next(line for line in proc.lines() if line["type"] == "user")
     assert "tools.todoWrite.enabled" in json.dumps(result)
+
+
+def test_acp_session_in_another_folder_uses_that_folders_settings(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from tests.e2e.helpers import env_for
+
+    home, proj, other, bad = (tmp_path / n for n in ("home", "proj", "other", "bad"))
+    for d in (home, proj, other, bad):
+        d.mkdir()
+    write(other / ".headwire" / "settings.json", {"tools": {"approvalMode": "plan"}})
+    write(bad / ".headwire" / "settings.json", {"tools": {"approvalMode": "auto"}})
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "headwire", "--experimental-acp", "-m", "scripted:done"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=proj,
+        env=env_for(home),
+    )
+    requests = [
+        {"id": 1, "method": "initialize", "params": {"protocolVersion": 1}},
+        {"id": 2, "method": "session/new", "params": {"cwd": str(other), "mcpServers": []}},
+        {"id": 3, "method": "session/new", "params": {"cwd": str(bad), "mcpServers": []}},
+    ]
+    text = "".join(json.dumps({"jsonrpc": "2.0", **r}) + "\n" for r in requests)
+    out, err = proc.communicate(text.encode(), timeout=60)
+    answers = {m["id"]: m for m in map(json.loads, out.splitlines()) if "id" in m}
+    assert answers[2]["result"]["modes"]["currentModeId"] == "plan"
+    error = answers[3]["error"]
+    assert error["code"] == -32602
+    assert error["message"].startswith(f"{bad}/.headwire/settings.json: tools.approvalMode: ")
+    assert b"Traceback" not in err

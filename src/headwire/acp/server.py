@@ -76,7 +76,7 @@ from headwire.acp.updates import (
     tool_locations,
     tool_title,
 )
-from headwire.errors import ExitCode
+from headwire.errors import ConfigError, ExitCode
 from headwire.io.signals import run_cancellable
 from headwire.io.stdio import WireWriter, warn
 from headwire.projection import ACP_TRUNCATION_MARKER, project_acp_tool_call_update
@@ -359,6 +359,8 @@ class AcpServer:
         ns.session_id, ns.resume, ns.continue_ = session_id, None, False
         try:
             agent, close = self.build(ns, cwd, _ignore)
+        except ConfigError as exc:  # e.g. a bad settings file in the session's folder
+            raise rpc.RpcError(rpc.INVALID_PARAMS, str(exc)) from None
         except Exception as exc:
             raise rpc.RpcError(rpc.INTERNAL_ERROR, f"cannot start the session: {exc}") from None
         session = AcpSession(session_id, cwd, agent, close, servers, history)
