@@ -121,7 +121,7 @@ def read_settings_file(path: Path, source: str | None = None) -> dict[str, Any] 
     try:
         # O_NONBLOCK: a FIFO planted as a settings file must not hang the start.
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # no such file, or a file where a dir is
         return None
     except OSError as exc:
         raise SettingsError(f"{where}: cannot read: {exc.strerror or exc}") from None

@@ -22,16 +22,16 @@ import asyncio
 import contextlib
 import re
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
-
-import httpx
 
 from headwire import __version__
 from headwire.errors import ToolError
 from headwire.runtime.tools.base import ApprovalMode, ToolContext, ToolKind, ToolOutcome
-from headwire.runtime.tools.netguard import guarded_client, is_public_address
 from headwire.runtime.tools.paths import approval_needed, check_args, failure
+
+if TYPE_CHECKING:
+    import httpx
 
 FETCH_TIMEOUT_S = 60.0
 MAX_RESPONSE_BYTES = 10 * 1024 * 1024
@@ -78,6 +78,8 @@ def rewrite_github_blob(url: str) -> str:
 
 
 def _is_private_host(host: str) -> bool:
+    from headwire.runtime.tools.netguard import is_public_address
+
     if host in ("localhost",) or host.endswith((".localhost", ".local", ".internal", ".lan")):
         return True
     if "." not in host and ":" not in host:
@@ -239,6 +241,10 @@ class WebFetchTool:
         )
 
     async def _fetch(self, url: str, args: dict[str, Any], ctx: ToolContext) -> tuple[str, str]:
+        import httpx  # imported on first use: a session that never fetches does not pay for it
+
+        from headwire.runtime.tools.netguard import guarded_client
+
         headers = {
             "Accept": _ACCEPT[args.get("format", "auto")],
             "User-Agent": f"headwire/{__version__}",
@@ -260,6 +266,8 @@ class WebFetchTool:
     async def _get(
         self, client: httpx.AsyncClient, url: str, args: dict[str, Any], ctx: ToolContext
     ) -> tuple[str, str]:
+        import httpx
+
         current = url
         for _hop in range(MAX_REDIRECTS + 1):
             try:
