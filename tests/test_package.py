@@ -31,7 +31,13 @@ from headwire.cli.docs import GENERATOR, render
 
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
-DATA_FILES = ("demo.jsonl", "big-output.jsonl", "done.jsonl")
+DATA_FILES = (
+    "demo.jsonl",
+    "big-output.jsonl",
+    "done.jsonl",
+    "settings.schema.json",
+    "prices.json",
+)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -219,7 +225,17 @@ def test_build_check_install_and_quick_start(tmp_path: Path) -> None:
         for r in meta.get_all("Requires-Dist") or []
         if "extra ==" not in r
     }
-    assert required == {"orjson", "httpx", "mcp", "ijson", "jsonschema", "google-re2"}
+    assert required == {
+        "orjson",
+        "httpx",
+        "mcp",
+        "ijson",
+        "jsonschema",
+        "google-re2",
+        "nbformat",
+        "markdownify",
+        "beautifulsoup4",
+    }
     assert "headwire = headwire.cli.main:main" in entry_points
 
     # A fresh environment: the console script, the version, the installed package is the wheel's.

@@ -8,11 +8,12 @@ Each reader takes text or JSON from outside and may fail only with its own error
   (other than the scripted :class:`ModelError`);
 * :func:`headwire.runtime.agents.definitions.parse_agent_file` -> :class:`AgentFileError`, and
   :func:`load_agents` skips bad files (undecodable ones included) with a note;
-* MCP: :func:`parse_mcp_config_arg` -> :class:`McpConfigError`; :func:`parse_mcp_servers`,
-  :func:`parse_acp_servers`, :func:`load_mcp_servers` (settings files) report problems as
-  messages (``--mcp-config`` problems as :class:`McpConfigError`); every accepted server is
-  consistent (a stdio server has a command, an HTTP one an http(s) URL, a timeout is a positive
-  integer that converts to seconds).
+* MCP: :func:`parse_mcp_config_arg` -> :class:`McpConfigError`; :func:`parse_mcp_servers` and
+  :func:`parse_acp_servers` report problems as messages; settings files
+  (:func:`headwire.runtime.settings.load_settings`) -> :class:`SettingsError`, then
+  :func:`load_mcp_servers` -> :class:`McpConfigError`; every accepted server is consistent (a
+  stdio server has a command, an HTTP one an http(s) URL, a timeout is a positive integer that
+  converts to seconds).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from headwire.runtime.mcp.config import (
 )
 from headwire.runtime.models.base import ModelError, ModelRequest
 from headwire.runtime.models.scripted import ScriptedModel, ScriptError, parse_script
+from headwire.runtime.settings import SettingsError, load_settings
 from tests.fuzz.common import (
     Chooser,
     dumps,
@@ -342,8 +344,8 @@ def test_acp_mcp_server_lists_never_raise(acp: Any) -> None:
     )
 )
 def test_settings_files_never_raise(case: tuple[bytes, bytes, list[str]]) -> None:
-    """Broken user and project settings files are warnings; a broken ``--mcp-config`` is
-    McpConfigError; nothing else escapes."""
+    """Broken user and project settings files are SettingsError (one line), a broken server
+    entry or ``--mcp-config`` McpConfigError; nothing else escapes."""
     user, project, cli = case
     with tempfile.TemporaryDirectory(prefix="headwire-fuzz-settings-") as tmp:
         home, cwd = Path(tmp, "home"), Path(tmp, "project")
@@ -354,7 +356,11 @@ def test_settings_files_never_raise(case: tuple[bytes, bytes, list[str]]) -> Non
         values = [v if v.lstrip().startswith("{") else "{" + v for v in cli]
         with production_recursion_limit():
             try:
-                servers, warnings = load_mcp_servers(home, cwd, values, ENV)
+                sources = load_settings(home, cwd).mcp_sources()
+                servers, warnings = load_mcp_servers(sources, cwd, values, ENV)
+            except SettingsError as exc:
+                assert "\n" not in str(exc) and "\r" not in str(exc)
+                return
             except McpConfigError:
                 return
     assert all(isinstance(w, str) for w in warnings)
@@ -395,8 +401,12 @@ def test_deeply_nested_settings_are_reported_not_raised() -> None:
         assert "not valid JSON" in str(exc)
     with tempfile.TemporaryDirectory() as tmp:
         Path(tmp, "settings.json").write_text(deep)
-        servers, warnings = load_mcp_servers(Path(tmp), Path(tmp, "p"), [], {})
-    assert not servers and "not valid JSON" in warnings[0]
+        try:
+            load_settings(Path(tmp), Path(tmp, "p"))
+        except SettingsError as exc:
+            assert "not valid JSON" in str(exc)
+        else:
+            raise AssertionError("deeply nested settings were accepted")
 
 
 def test_environment_is_not_needed() -> None:

@@ -77,7 +77,7 @@ from headwire.acp.updates import (
     tool_locations,
     tool_title,
 )
-from headwire.errors import ExitCode, UsageError
+from headwire.errors import ConfigError, ExitCode, UsageError
 from headwire.io.lines import ReadError, fd_lines, stdin_fd
 from headwire.io.signals import run_cancellable
 from headwire.io.stdio import warn
@@ -303,7 +303,11 @@ class AcpServer:
             runtime = await self.open_runtime(
                 self.args, cwd, session_id, ask=ask, acp_servers=servers
             )
-        except (UsageError, ValueError, OSError) as exc:
+        except UsageError as exc:  # bad flags: the server's own configuration
+            raise rpc.RpcError(rpc.INTERNAL_ERROR, f"cannot start the session: {exc}") from None
+        except ConfigError as exc:  # e.g. a bad settings file in the session's folder
+            raise rpc.RpcError(rpc.INVALID_PARAMS, str(exc)) from None
+        except (ValueError, OSError) as exc:
             raise rpc.RpcError(rpc.INTERNAL_ERROR, f"cannot start the session: {exc}") from None
         session = AcpSession(
             session_id,

@@ -121,6 +121,13 @@ def run_agent(argv: list[str]) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     apply_compat(args)
+    from headwire.cli.settings_apply import prepare
+
+    try:
+        prepare(args, Path.cwd())
+    except UsageError as exc:
+        warn(f"headwire: {exc}")
+        return ExitCode.USAGE
     if args.acp:
         from headwire.acp.server import run_acp
 

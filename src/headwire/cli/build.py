@@ -40,6 +40,7 @@ from headwire.runtime.recording import (
     find_session,
     latest_session,
 )
+from headwire.runtime.settings import Settings
 from headwire.runtime.storage import ArtifactStore, data_dir
 from headwire.runtime.tools.base import ApprovalMode, Tool
 
@@ -72,10 +73,23 @@ def plan_session(args: argparse.Namespace, cwd: Path, root: Path | None = None) 
 
 def build_model(args: argparse.Namespace) -> Model:
     """The model the flags ask for: scripted (offline) or a provider's server
-    (:func:`headwire.cli.model_flags.model_from_flags`)."""
+    (:func:`headwire.cli.model_flags.model_from_flags`), wrapped with its ``--fallback-model``
+    list when there is one."""
     from headwire.cli.model_flags import model_from_flags
 
-    return model_from_flags(args)
+    model = model_from_flags(args)
+    fallbacks = list(getattr(args, "fallback_model", None) or [])
+    if not fallbacks:
+        return model
+    if args.script is not None or model.name.startswith("scripted"):
+        warn("headwire: note: --fallback-model does not apply to the scripted model")
+        return model
+    from headwire.runtime.models.fallback import FallbackModel
+
+    others = [
+        model_from_flags(argparse.Namespace(**{**vars(args), "model": name})) for name in fallbacks
+    ]
+    return FallbackModel(model, others, warn)
 
 
 async def close_model(model: Model) -> None:
@@ -120,7 +134,10 @@ def approval_mode(args: argparse.Namespace) -> ApprovalMode:
 
 
 async def _mcp_tools(
-    args: argparse.Namespace, cwd: Path, acp_servers: Sequence[dict[str, Any]] | None
+    args: argparse.Namespace,
+    cwd: Path,
+    acp_servers: Sequence[dict[str, Any]] | None,
+    settings: Settings,
 ) -> tuple[list[Tool], Callable[[], list[dict[str, Any]]], Closer | None]:
     """Connect the MCP servers (the settings files and ``--mcp-config``, or what an ACP client
     sent): their tools after ``--exclude-tools``, their live statuses, their closer."""
@@ -129,7 +146,7 @@ async def _mcp_tools(
     try:
         if acp_servers is None:
             manager = await start_mcp(
-                data_dir(),
+                settings.mcp_sources(),
                 cwd,
                 getattr(args, "mcp_config", None),
                 debug=bool(getattr(args, "debug", False)),
@@ -159,20 +176,31 @@ async def build_runtime(
     ``acp_servers``: the ``mcpServers`` an ACP client sent (then the settings files and
     ``--mcp-config`` are not read).
     """
-    from headwire.runtime.tools.registry import builtin_tools, select_tools
+    from headwire.cli.settings_apply import apply_settings, inline_agents, is_trusted, settings_for
+    from headwire.runtime.context_files import load_context
+    from headwire.runtime.tools.toolset import ToolOptions, session_tools
 
+    settings = settings_for(args, cwd)
+    args = apply_settings(args, settings)
     root = data_dir()
     model = build_model(args)
     closers: list[Closer] = [lambda: close_model(model)]
     try:
         exclude = split_list(args.exclude_tools)
         core = split_list(args.core_tools)
-        tools = select_tools(builtin_tools(), core or None, exclude or None)
+        options = ToolOptions(
+            list_directory=settings.list_directory_enabled,
+            todo_write=settings.todo_write_enabled,
+            web_fetch_allow_private=settings.web_fetch_allow_private,
+            todo_dir=root / "todos",
+        )
+        tools = session_tools(options, core or None, exclude or None)
         agents = load_agents(root / "agents", cwd / ".headwire" / "agents", warn)
+        agents.update(inline_agents(args))
         depth = max(0, args.max_subagent_depth)
         if depth > 0 and "agent" not in exclude and (not core or "agent" in core):
             tools.append(AgentTool(agents))
-        extra, statuses, close_mcp = await _mcp_tools(args, cwd, acp_servers)
+        extra, statuses, close_mcp = await _mcp_tools(args, cwd, acp_servers, settings)
         if close_mcp is not None:
             closers.append(close_mcp)
         names = {t.name for t in tools}
@@ -196,6 +224,9 @@ async def build_runtime(
         max_subagent_depth=depth,
         agent_names=tuple(agents),
         mcp_statuses=statuses,
+        context_text=load_context(
+            cwd, root, settings.context_file_names, trusted=is_trusted(cwd), note=warn
+        ),
     )
     recorder = Recorder(root, cwd, plan.session_id)
     events = Broadcast()

@@ -108,9 +108,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--max-session-turns",
         type=int,
-        default=-1,
+        default=None,
         metavar="N",
-        help="stop with exit code 53 after N model calls in the session (-1: no limit)",
+        help="stop with exit code 53 after N model calls in the session (-1: no limit; "
+        "setting model.maxSessionTurns)",
+    )
+    p.add_argument(
+        "--settings",
+        metavar="FILE|JSON",
+        help="settings (docs/settings.md) as a file or JSON text, over the project and user files",
+    )
+    p.add_argument(
+        "--fallback-model",
+        action="append",
+        metavar="MODEL",
+        help="models to try, in order, when the model is overloaded (429/503/529); "
+        "comma-separated, at most 3 (setting modelFallbacks)",
     )
     p.add_argument("--resume", "-r", metavar="SESSION_ID", help="resume a recorded session")
     p.add_argument(
@@ -125,7 +138,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--system-prompt", metavar="TEXT", help="replace the built-in system prompt")
     p.add_argument(
+        "--system-prompt-file", metavar="FILE", help="replace the system prompt with a file's text"
+    )
+    p.add_argument(
         "--append-system-prompt", metavar="TEXT", help="add TEXT to the end of the system prompt"
+    )
+    p.add_argument(
+        "--append-system-prompt-file",
+        metavar="FILE",
+        help="a file's text added at the end of the system prompt",
     )
     p.add_argument(
         "--include-directories",
@@ -218,6 +239,11 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="mapped to --include-directories",
     )
+    claude.add_argument(
+        "--agents",
+        metavar="JSON",
+        help='subagents as JSON: {"name": {"description", "prompt", "tools"?, "model"?}}',
+    )
     for flag in IGNORED_CLAUDE_FLAGS:
         claude.add_argument(
             flag,
@@ -285,17 +311,13 @@ CLAUDE_MODES = {
 IGNORED_CLAUDE_FLAGS = (
     "--setting-sources",
     "--tools",
-    "--settings",
-    "--fallback-model",
     "--max-budget-usd",
     "--permission-prompt-tool",
     "--plugin-dir",
     "--effort",
     "--json-schema",
     "--thinking",
-    "--agents",
     "--betas",
-    "--system-prompt-file",
     "--task-budget",
     "--thinking-display",
     "--resume-session-at",
@@ -313,7 +335,7 @@ def apply_compat(args: argparse.Namespace) -> None:
     """Map Claude Code's flags onto headwire's and note the ones that do not apply."""
     if args.permission_mode and not args.approval_mode:
         args.approval_mode = CLAUDE_MODES[args.permission_mode]
-    if args.max_turns is not None and args.max_session_turns < 0:
+    if args.max_turns is not None and args.max_session_turns is None:
         args.max_session_turns = args.max_turns
     if args.claude_allowed:
         args.allowed_tools = (args.allowed_tools or []) + args.claude_allowed

@@ -40,14 +40,16 @@ from headwire.runtime.models.base import (
     Usage,
 )
 from headwire.runtime.permissions import Decision, denial_message, verdict
+from headwire.runtime.prompt import build_system_prompt
 from headwire.runtime.tools.base import ApprovalMode, ArtifactSink, Tool, ToolContext, ToolOutcome
 from headwire.runtime.tools.output import model_text
-from headwire.runtime.tools.registry import unknown_tool_message
+from headwire.runtime.tools.toolset import missing_tool_message
 from headwire.wire import encode
 
 MAX_TURNS_MESSAGE = (
-    "Reached max session turns for this session. Increase the number of turns by specifying "
-    "maxSessionTurns in settings.json."
+    "Reached max session turns for this session. Increase the number of turns with "
+    "--max-session-turns, or by specifying model.maxSessionTurns in settings.json "
+    "(.headwire/settings.json or ~/.headwire/settings.json)."
 )
 CANCELLED_MESSAGE = "Operation cancelled."
 
@@ -81,6 +83,8 @@ class AgentConfig:
     agent_names: tuple[str, ...] = ()
     mcp_statuses: Callable[[], list[dict[str, Any]]] = field(default=lambda: [])
     """``system/init``'s ``mcp_servers``: the live ``[{"name", "status"}]`` of the servers."""
+    context_text: str = ""
+    """The context files (QWEN.md, AGENTS.md) as joined by :mod:`headwire.runtime.context_files`."""
 
 
 DEFAULT_SYSTEM_PROMPT = (
@@ -291,13 +295,12 @@ class Agent:
     # -- the model call ---------------------------------------------------------------------
 
     def _system_prompt(self) -> str:
-        base = self.config.system_prompt
-        if base is None:
-            base = DEFAULT_SYSTEM_PROMPT
-        extra = self.config.append_system_prompt
-        if extra:
-            base = f"{base}\n\n{extra}" if base else extra
-        return base
+        return build_system_prompt(
+            self.config.system_prompt,
+            self.config.context_text,
+            self.config.append_system_prompt,
+            default=DEFAULT_SYSTEM_PROMPT,
+        )
 
     def _tool_schemas(self) -> list[dict[str, Any]]:
         return [
@@ -404,7 +407,7 @@ class Agent:
     async def _execute(self, call: ToolCall) -> ToolOutcome:
         tool = self.tools.get(call.name)
         if tool is None:
-            msg = unknown_tool_message(call.name, self.tools)
+            msg = missing_tool_message(call.name, self.tools)
             return ToolOutcome(llm_text=msg, error=msg, error_type="tool_not_registered")
         problem = tool.validate(call.args)
         if problem is not None:

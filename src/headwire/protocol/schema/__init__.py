@@ -149,7 +149,7 @@ class WireValidator:
             schema = headwire_variant(schema)
         if direction == "input":
             schema["$ref"] = schema["x-input"]
-        cls = jsonschema.validators.extend(
+        cls = jsonschema.validators.extend(  # type: ignore[no-untyped-call]
             jsonschema.Draft202012Validator, {MAX_JSON_BYTES: _max_json_bytes}
         )
         self._validator = cls(schema)

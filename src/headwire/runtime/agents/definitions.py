@@ -110,3 +110,76 @@ def load_agents(
                 continue
             agents[definition.name] = definition
     return agents
+
+
+_INLINE_KEYS = frozenset({"description", "prompt", "tools", "model"})
+_CLAUDE_ONLY_KEYS = frozenset(
+    {
+        "disallowedTools",
+        "skills",
+        "memory",
+        "mcpServers",
+        "initialPrompt",
+        "maxTurns",
+        "background",
+        "effort",
+        "permissionMode",
+    }
+)
+"""Claude Code's other agent keys: accepted, not used (a note says so)."""
+
+
+def agents_from_json(
+    text: str, source: str = "--agents", note: Callable[[str], None] | None = None
+) -> dict[str, AgentDefinition]:
+    """Subagents given inline, in Claude Code's ``--agents`` format::
+
+        {"reviewer": {"description": "...", "prompt": "...", "tools": ["Read"], "model": "x"}}
+
+    ``description`` and ``prompt`` are required; ``tools`` is optional (every tool when
+    omitted); ``model`` is accepted and not used (subagents run on the session's model), and
+    so are Claude Code's other keys (``disallowedTools``, ``maxTurns``...), with a ``note``.
+    Raises :class:`AgentFileError` with a one-line message naming the agent and the key.
+    """
+    import json
+
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise AgentFileError(f"{source}: not valid JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise AgentFileError(f"{source}: expected a JSON object of agents by name")
+    agents: dict[str, AgentDefinition] = {}
+    for name, raw in data.items():
+        where = f"{source}: {name!r}"
+        if not name.strip():
+            raise AgentFileError(f"{source}: an agent name must not be empty")
+        if not isinstance(raw, dict):
+            raise AgentFileError(f"{where}: expected an object")
+        unused = sorted(set(raw) & _CLAUDE_ONLY_KEYS)
+        if unused and note is not None:
+            note(f"headwire: note: {where}: not used here: {', '.join(unused)}")
+        unknown = sorted(set(raw) - _INLINE_KEYS - _CLAUDE_ONLY_KEYS)
+        if unknown:
+            raise AgentFileError(
+                f"{where}: unknown key {unknown[0]!r} (expected description, prompt, tools, "
+                "model, or another key of Claude Code's agent definitions)"
+            )
+        for key in ("description", "prompt"):
+            if not isinstance(raw.get(key), str) or not raw[key].strip():
+                raise AgentFileError(f"{where}: {key!r} must be a non-empty string")
+        tools = raw.get("tools")
+        if tools is not None and (
+            not isinstance(tools, list) or not all(isinstance(t, str) for t in tools)
+        ):
+            raise AgentFileError(f"{where}: 'tools' must be an array of tool names")
+        if raw.get("model") is not None and not isinstance(raw["model"], str):
+            raise AgentFileError(f"{where}: 'model' must be a string")
+        agents[name] = AgentDefinition(
+            name,
+            raw["description"],
+            raw["prompt"],
+            None if tools is None else tuple(t.strip() for t in tools if t.strip()),
+            source,
+        )
+    return agents

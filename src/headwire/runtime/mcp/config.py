@@ -2,9 +2,9 @@
 
 Sources, merged in this order (a later source wins per server name):
 
-1. the user settings ``<data dir>/settings.json`` (``$HEADWIRE_HOME`` or ``~/.headwire``);
-2. the project settings ``<cwd>/.headwire/settings.json``;
-3. each ``--mcp-config`` value, a JSON text or a file path, in the order given.
+1. the settings layers (user ``settings.json``, project ``.headwire/settings.json``,
+   ``--settings``), read and validated by :mod:`headwire.runtime.settings`;
+2. each ``--mcp-config`` value, a JSON text or a file path, in the order given.
 
 One entry::
 
@@ -21,8 +21,8 @@ SSE when the endpoint does not speak it (Qwen Code reads ``url`` as SSE), ``comm
 stdio.  ``$VAR``, ``${VAR}`` and ``${VAR:-default}`` in strings are replaced from the
 environment (unknown variables are left as written).  Unknown keys are ignored.
 
-Parsing is pure (:func:`parse_mcp_servers`, :func:`parse_server`); only :func:`load_mcp_servers`
-reads files.  Every problem is one line naming the source and the server.
+Parsing is pure (:func:`parse_mcp_servers`, :func:`parse_server`); only ``--mcp-config`` file
+paths are read here.  Every problem is one line naming the source and the server.
 """
 
 from __future__ import annotations
@@ -303,56 +303,26 @@ def parse_mcp_config_arg(value: str, cwd: Path) -> tuple[Any, str]:
     return data, source
 
 
-def _read_settings(path: Path) -> tuple[Any, str | None]:
-    """A settings file's JSON, ``None`` when absent, or a problem message."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None, None
-    except (OSError, UnicodeDecodeError) as exc:
-        return None, f"{path}: cannot read: {exc}"
-    if not text.strip():
-        return None, None
-    try:
-        return json.loads(text), None
-    except (json.JSONDecodeError, RecursionError) as exc:  # RecursionError: nested too deeply
-        return None, f"{path}: not valid JSON: {exc}"
-
-
-def settings_paths(data_dir: Path, cwd: Path) -> list[Path]:
-    """The user and project settings files, in merge order (one when they are the same)."""
-    user = data_dir / "settings.json"
-    project = cwd / ".headwire" / "settings.json"
-    same = os.path.realpath(user) == os.path.realpath(project)
-    return [user] if same else [user, project]
-
-
 def load_mcp_servers(
-    data_dir: Path,
+    settings_sources: Sequence[tuple[str, Any]],
     cwd: Path,
     cli_values: Sequence[str] | None = None,
     env: Mapping[str, str] | None = None,
 ) -> tuple[dict[str, ServerConfig], list[str]]:
-    """Merge the settings files and ``--mcp-config`` values.
+    """Merge the settings layers' ``mcpServers`` and the ``--mcp-config`` values.
 
-    Returns the servers and warnings about settings-file entries that were skipped.  A broken
-    ``--mcp-config`` (explicitly asked for) raises :class:`McpConfigError` instead.
+    ``settings_sources`` are ``(source, settings object)`` pairs in merge order, as
+    :meth:`headwire.runtime.settings.Settings.mcp_sources` gives them (the files are read and
+    validated there).  Returns the servers and notes about entries that were skipped
+    (in-process SDK servers); a broken entry raises :class:`McpConfigError` naming its source.
     """
     servers: dict[str, ServerConfig] = {}
     warnings: list[str] = []
-    for path in settings_paths(data_dir, cwd):
-        data, problem = _read_settings(path)
-        if problem:
-            warnings.append(problem)
-        if data is None:
-            continue
-        found, problems = parse_mcp_servers(data, str(path), env)
-        for name in disabled_servers(data):
-            servers.pop(name, None)
-        servers.update(found)
-        warnings += problems
+    sources: list[tuple[str, Any]] = list(settings_sources)
     for value in cli_values or ():
         data, source = parse_mcp_config_arg(value, cwd)
+        sources.append((source, data))
+    for source, data in sources:
         found, problems = parse_mcp_servers(data, source, env)
         if problems:
             raise McpConfigError("; ".join(problems))

@@ -35,7 +35,7 @@ def connect_timeout_s(env: Mapping[str, str] | None = None) -> float:
 
 
 async def start_mcp(
-    data_dir: Path,
+    settings_sources: Sequence[tuple[str, Any]],
     cwd: Path,
     cli_values: Sequence[str] | None,
     *,
@@ -45,12 +45,13 @@ async def start_mcp(
 ) -> McpManager | None:
     """Load the configuration and connect every server; ``None`` when none is configured.
 
-    Raises :class:`McpConfigError` for a broken ``--mcp-config``; problems in the settings
-    files are noted on stderr and the entry skipped.
+    ``settings_sources`` are the settings layers' ``(source, object)`` pairs
+    (:meth:`headwire.runtime.settings.Settings.mcp_sources`).  Raises :class:`McpConfigError`
+    for a broken entry of any source; skipped entries are noted on stderr.
     """
-    servers, warnings = load_mcp_servers(data_dir, cwd, cli_values, env)
+    servers, warnings = load_mcp_servers(settings_sources, cwd, cli_values, env)
     for problem in warnings:
-        warn(f"headwire: MCP settings skipped: {problem}")
+        warn(f"headwire: MCP server skipped: {problem}")
     if not servers:
         return None
     from headwire.runtime.mcp.client import McpManager

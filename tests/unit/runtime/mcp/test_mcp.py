@@ -174,6 +174,12 @@ def test_settings_problems_are_collected_not_raised() -> None:
     assert parse_mcp_servers({"other": 1}, "p.json") == ({}, [])
 
 
+def _sources(home: Path, proj: Path) -> list[tuple[str, Any]]:
+    from headwire.runtime.settings import load_settings
+
+    return load_settings(home, proj).mcp_sources()
+
+
 def test_merge_user_project_cli_later_wins(tmp_path: Path) -> None:
     home, proj = tmp_path / "home", tmp_path / "proj"
     (proj / ".headwire").mkdir(parents=True)
@@ -185,7 +191,7 @@ def test_merge_user_project_cli_later_wins(tmp_path: Path) -> None:
                     "one": {"command": "user-one"},
                     "two": {"command": "user-two"},
                     "three": {"command": "user-three"},
-                    "broken": {"args": 1},
+                    "sdk": {"type": "sdk", "name": "sdk"},
                 }
             }
         )
@@ -196,7 +202,7 @@ def test_merge_user_project_cli_later_wins(tmp_path: Path) -> None:
     cli_file = tmp_path / "cli.json"
     cli_file.write_text(json.dumps({"mcpServers": {"four": {"httpUrl": "http://h/mcp"}}}))
     servers, warnings = load_mcp_servers(
-        home, proj, ['{"one": {"command": "cli-one"}}', str(cli_file)], env={}
+        _sources(home, proj), proj, ['{"one": {"command": "cli-one"}}', str(cli_file)], env={}
     )
     assert {n: s.command or s.url for n, s in servers.items()} == {
         "one": "cli-one",
@@ -205,24 +211,24 @@ def test_merge_user_project_cli_later_wins(tmp_path: Path) -> None:
     }
     assert servers["one"].source == "--mcp-config"
     assert servers["two"].source == str(proj / ".headwire" / "settings.json")
-    assert len(warnings) == 1 and "mcpServers.broken" in warnings[0]
+    assert len(warnings) == 1 and "mcpServers.sdk" in warnings[0]
     assert str(home / "settings.json") in warnings[0]
 
 
-def test_broken_settings_file_is_a_warning_broken_cli_config_an_error(tmp_path: Path) -> None:
-    (tmp_path / "settings.json").write_text("{not json")
-    servers, warnings = load_mcp_servers(tmp_path, tmp_path / "p", None, env={})
-    assert servers == {} and "not valid JSON" in warnings[0] and "settings.json" in warnings[0]
+def test_broken_settings_entry_and_broken_cli_config_are_errors(tmp_path: Path) -> None:
+    """A settings file entry that cannot be used stops the run like a bad --mcp-config (it
+    used to be skipped with a warning); the message names the file and the server."""
+    (tmp_path / "settings.json").write_text('{"mcpServers": {"broken": {"args": 1}}}')
+    with pytest.raises(McpConfigError, match=r"settings\.json: mcpServers\.broken: "):
+        load_mcp_servers(_sources(tmp_path, tmp_path / "p"), tmp_path, None, env={})
     with pytest.raises(McpConfigError, match=r"^--mcp-config: not valid JSON"):
-        load_mcp_servers(tmp_path, tmp_path, ["{oops"], env={})
+        load_mcp_servers([], tmp_path, ["{oops"], env={})
     with pytest.raises(McpConfigError, match=r"--mcp-config: cannot read .*missing\.json"):
-        load_mcp_servers(tmp_path, tmp_path, ["missing.json"], env={})
+        load_mcp_servers([], tmp_path, ["missing.json"], env={})
     with pytest.raises(McpConfigError, match=r"^--mcp-config: mcpServers\.x: 'trust' must be"):
-        load_mcp_servers(
-            tmp_path, tmp_path, ['{"mcpServers": {"x": {"command": "c", "trust": 1}}}']
-        )
+        load_mcp_servers([], tmp_path, ['{"mcpServers": {"x": {"command": "c", "trust": 1}}}'])
     servers, warnings = load_mcp_servers(
-        tmp_path / "none",
+        [],
         tmp_path,
         ['{"mcpServers": {"calc": {"type": "sdk", "name": "calc"}}}'],
         env={},

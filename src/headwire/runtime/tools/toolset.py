@@ -1,0 +1,78 @@
+"""A session's built-in tools, and what to tell the model about a tool it does not have.
+
+:func:`session_tools` adds ``web_fetch``, ``notebook_edit`` and ``todo_write`` to the
+registry's built-ins and applies the selection rules of
+:func:`headwire.runtime.tools.registry.select_tools`.  ``list_directory`` and ``todo_write``
+are off by default, as in Qwen Code 0.24.4: the settings ``tools.listDirectory.enabled`` and
+``tools.todoWrite.enabled`` turn them on, and so does naming them in ``tools.core`` /
+``--core-tools``.
+
+:func:`missing_tool_message` is the error a call to an absent tool gets: for a tool that is
+off by default it names the setting that enables it, otherwise it suggests the nearest offered
+name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from headwire.runtime.tools.base import Tool
+from headwire.runtime.tools.notebook_edit import NotebookEditTool
+from headwire.runtime.tools.registry import (
+    builtin_tools,
+    parse_rule,
+    select_tools,
+    unknown_tool_message,
+)
+from headwire.runtime.tools.todo_write import TodoWriteTool
+from headwire.runtime.tools.web_fetch import WebFetchTool
+
+OPT_IN_TOOLS = {
+    "list_directory": "tools.listDirectory.enabled",
+    "todo_write": "tools.todoWrite.enabled",
+}
+"""Tools off by default, and the setting that turns each on."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOptions:
+    """What the settings say about the built-in tools."""
+
+    list_directory: bool = False
+    todo_write: bool = False
+    web_fetch_allow_private: bool = False
+    todo_dir: Path | None = None
+    """Where ``todo_write`` keeps lists (``<data dir>/todos``); ``None`` leaves it out."""
+
+
+def session_tools(
+    options: ToolOptions,
+    core: Iterable[str] | None = None,
+    exclude: Iterable[str] | None = None,
+) -> list[Tool]:
+    """The built-in tools of a session, after the opt-in settings, core and exclude."""
+    core_list = [entry for entry in (core or []) if entry and entry.strip()]
+    named = {parse_rule(entry)[0] for entry in core_list}
+    tools: list[Tool] = [
+        *builtin_tools(),
+        WebFetchTool(allow_private=options.web_fetch_allow_private),
+        NotebookEditTool(),
+    ]
+    if options.todo_dir is not None and (options.todo_write or "todo_write" in named):
+        tools.append(TodoWriteTool(options.todo_dir))
+    return select_tools(tools, core_list or None, exclude, ls_enabled=options.list_directory)
+
+
+def missing_tool_message(name: str, offered: Iterable[str]) -> str:
+    """The model-facing error for a call to ``name``, which this session does not offer."""
+    canonical = parse_rule(name)[0]
+    setting = OPT_IN_TOOLS.get(canonical)
+    if setting is not None:
+        return (
+            f'Tool "{name}" is not enabled in this session: it is off by default. The user can '
+            f"enable it with the setting {setting}: true in .headwire/settings.json or "
+            "~/.headwire/settings.json. Use another tool for now."
+        )
+    return unknown_tool_message(name, offered)

@@ -1,0 +1,118 @@
+"""Context files: upstream's discovery order, display paths, blocks, limits."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from headwire.runtime import context_files as cf
+from headwire.runtime.context_files import (
+    ContextFile,
+    context_file_paths,
+    find_project_root,
+    format_context,
+    load_context,
+)
+
+NAMES = ("QWEN.md", "AGENTS.md")
+
+
+def tree(tmp_path: Path) -> tuple[Path, Path, Path, Path]:
+    """home/.headwire (user dir), outer/repo (.git) and outer/repo/pkg/sub (cwd)."""
+    home = tmp_path / "home"
+    user = home / ".headwire"
+    repo = tmp_path / "outer" / "repo"
+    cwd = repo / "pkg" / "sub"
+    for d in (user, cwd, repo / ".git"):
+        d.mkdir(parents=True)
+    return home, user, repo, cwd
+
+
+def put(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path
+
+
+def test_order_is_per_name_global_then_top_down(tmp_path: Path) -> None:
+    home, user, repo, cwd = tree(tmp_path)
+    outer = repo.parent
+    files = [
+        put(cwd / "AGENTS.md", "a-cwd"),
+        put(user / "AGENTS.md", "a-user"),
+        put(repo / "QWEN.md", "q-repo"),
+        put(cwd / "QWEN.md", "q-cwd"),
+        put(user / "QWEN.md", "q-user"),
+        put(outer / "QWEN.md", "q-outer"),  # the repository's parent is searched too (upstream)
+        put(tmp_path / "QWEN.md", "q-too-high"),
+        put(repo / "pkg" / "AGENTS.md", "a-pkg"),
+    ]
+    found = context_file_paths(cwd, user, NAMES, home=home)
+    assert found == [
+        user / "QWEN.md",
+        outer / "QWEN.md",
+        repo / "QWEN.md",
+        cwd / "QWEN.md",
+        user / "AGENTS.md",
+        repo / "pkg" / "AGENTS.md",
+        cwd / "AGENTS.md",
+    ]
+    assert tmp_path / "QWEN.md" in files  # present but above the stop directory
+    text = load_context(cwd, user, NAMES, home=home)
+    order = [line for line in text.splitlines() if not line.startswith("---") and line]
+    assert order == ["q-user", "q-outer", "q-repo", "q-cwd", "a-user", "a-pkg", "a-cwd"]
+    assert text.startswith(f"--- Context from: {os.path.relpath(user / 'QWEN.md', cwd)} ---\n")
+    assert "--- Context from: QWEN.md ---\nq-cwd\n--- End of Context from: QWEN.md ---" in text
+    assert "--- Context from: ../QWEN.md ---\na-pkg" not in text
+    assert (
+        "--- Context from: ../AGENTS.md ---\na-pkg\n--- End of Context from: ../AGENTS.md ---"
+        in text
+    )
+
+
+def test_configured_names_and_untrusted_folder(tmp_path: Path) -> None:
+    home, user, _repo, cwd = tree(tmp_path)
+    put(cwd / "RULES.md", "r")
+    put(user / "RULES.md", "u")
+    put(cwd / "QWEN.md", "q")
+    assert context_file_paths(cwd, user, ("RULES.md",), home=home) == [
+        user / "RULES.md",
+        cwd / "RULES.md",
+    ]
+    assert context_file_paths(cwd, user, (*NAMES, "RULES.md"), home=home, trusted=False) == [
+        user / "RULES.md"
+    ]
+
+
+def test_home_directory_and_no_repository(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    user = home / ".headwire"
+    user.mkdir(parents=True)
+    put(home / "QWEN.md", "home")
+    assert context_file_paths(home, user, NAMES, home=home) == [home / "QWEN.md"]
+    work = home / "work" / "x"
+    work.mkdir(parents=True)
+    put(work / "QWEN.md", "w")
+    assert find_project_root(work) is None or find_project_root(work) not in work.parents
+    found = context_file_paths(work, user, NAMES, home=home)
+    assert found[-1] == work / "QWEN.md" and home / "QWEN.md" in found
+
+
+def test_symlinked_duplicates_blank_files_and_limits(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    home, user, repo, cwd = tree(tmp_path)
+    put(repo / "QWEN.md", "shared")
+    (cwd / "QWEN.md").symlink_to(repo / "QWEN.md")
+    put(cwd / "AGENTS.md", "   \n")
+    text = load_context(cwd, user, NAMES, home=home)
+    assert text.count("shared") == 1 and "AGENTS.md" not in text
+    monkeypatch.setattr(cf, "MAX_CONTEXT_FILE_BYTES", 10)
+    put(repo / "QWEN.md", "0123456789ABCDEF")
+    notes: list[str] = []
+    text = load_context(cwd, user, NAMES, home=home, note=notes.append)
+    assert "0123456789" in text and "A" not in text.split("---")[2]
+    assert notes and "longer than 10 bytes" in notes[0]
+
+
+def test_format_is_pure_and_skips_blank() -> None:
+    files = [ContextFile(Path("/a"), "a", " x \n"), ContextFile(Path("/b"), "b", "\n")]
+    assert format_context(files) == "--- Context from: a ---\nx\n--- End of Context from: a ---"
+    assert format_context([]) == ""
