@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from headwire.projection.headless import HEADLESS_TRUNCATION_MARKER
 from headwire.wire import encode
 from tests.e2e.helpers import env_for, run_cli
 from tests.e2e.test_headless_modes import tool_results
@@ -80,8 +79,11 @@ def test_new_tools_in_stream_json(tmp_path: Path) -> None:
     assert [b["is_error"] for b in blocks] == [False, False, False]
     fetched, edited, todo = (b["content"] for b in blocks)
     assert fetched.startswith("Received ") and "from 127.0.0.1" in fetched
-    for content in (edited, todo):  # long texts are bounded at the one boundary
-        assert len(encode(content)) == 65_536 and HEADLESS_TRUNCATION_MARKER in content
+    for content, seen in zip((edited, todo), model_view[1:], strict=True):
+        # a long text without a display shows what the model read (bounded, with the
+        # artifact's path), and the wire bound holds
+        assert content == seen["content"] and len(encode(content)) <= 65_536
+        assert "The full output has been saved to" in content
     assert "# Docs" in model_view[0]["content"] and "secret" not in model_view[0]["content"]
     assert "The full output has been saved to" in model_view[1]["content"]
     cell = json.loads((proj / "n.ipynb").read_text())["cells"][0]

@@ -303,8 +303,6 @@ class AcpServer:
             runtime = await self.open_runtime(
                 self.args, cwd, session_id, ask=ask, acp_servers=servers
             )
-        except UsageError as exc:  # bad flags: the server's own configuration
-            raise rpc.RpcError(rpc.INTERNAL_ERROR, f"cannot start the session: {exc}") from None
         except ConfigError as exc:  # e.g. a bad settings file in the session's folder
             raise rpc.RpcError(rpc.INVALID_PARAMS, str(exc)) from None
         except (ValueError, OSError) as exc:

@@ -30,6 +30,10 @@ def test_missing_tool_messages() -> None:
     assert "tools.todoWrite.enabled" in todo and "not found in registry" not in todo
     assert "tools.listDirectory.enabled" in missing_tool_message("ReadFolder", [])
     assert missing_tool_message("read_fil", ["read_file", "edit"]) == (
-        'Tool "read_fil" not found in registry. Did you mean "read_file"?'
+        'Tool "read_fil" not found in registry. '
+        'Tool names must match exactly; did you mean "read_file"?'
     )
-    assert missing_tool_message("zzz", ["read_file"]) == 'Tool "zzz" not found in registry.'
+    assert missing_tool_message("zzz", ["read_file"]) == (
+        'Tool "zzz" not found in registry. Tool names must match exactly; available tools: '
+        "read_file."
+    )
