@@ -35,7 +35,8 @@ from headwire.runtime.models.base import (
     ToolCall,
     Usage,
 )
-from headwire.runtime.permissions import Decision, denial_message, verdict
+from headwire.runtime.permissions import Decision
+from headwire.runtime.policy import Policy
 from headwire.runtime.recording import RECORDING_FAILURE_MESSAGE, Recorder
 from headwire.runtime.tools.base import ApprovalMode, ArtifactSink, Tool, ToolContext, ToolOutcome
 from headwire.wire import encode
@@ -88,8 +89,9 @@ class AgentConfig:
     session_id: str
     cwd: Path
     model_name: str
-    approval_mode: ApprovalMode = "default"
-    allowed_tools: tuple[str, ...] = ()
+    policy: Policy = field(default_factory=Policy)
+    """The live permission policy, shared by reference with subagents and the session's
+    mode changes (``approval_mode`` and ``allowed_tools`` read and write it)."""
     max_session_turns: int = -1
     include_partial_messages: bool = False
     system_prompt: str | None = None
@@ -105,6 +107,24 @@ class AgentConfig:
     agent_names: tuple[str, ...] = ()
     mcp_servers: list[dict[str, Any]] = field(default_factory=list)
     """``system/init``'s ``mcp_servers``: ``[{"name", "status"}]`` of the configured servers."""
+
+    @property
+    def approval_mode(self) -> ApprovalMode:
+        """The approval mode in force now (the policy's)."""
+        return self.policy.mode
+
+    @approval_mode.setter
+    def approval_mode(self, mode: ApprovalMode) -> None:
+        self.policy.mode = mode
+
+    @property
+    def allowed_tools(self) -> tuple[str, ...]:
+        """The allow rules as written."""
+        return tuple(rule.text for rule in self.policy.allow_rules)
+
+    @allowed_tools.setter
+    def allowed_tools(self, rules: tuple[str, ...]) -> None:
+        self.policy.set_allow(rules)
 
 
 DEFAULT_SYSTEM_PROMPT = (
@@ -650,7 +670,7 @@ class Agent:
             message=tool_msg,
             call_id=call.call_id,
             name=call.name,
-            args=call.args,
+            args=call.args if outcome.ran_input is None else outcome.ran_input,
             is_error=failed,
             error=outcome.error,
             error_type=outcome.error_type,
@@ -660,7 +680,7 @@ class Agent:
         response = ToolResponse(
             call_id=call.call_id,
             name=call.name,
-            args=call.args,
+            args=call.args if outcome.ran_input is None else outcome.ran_input,
             output=None if failed else outcome.llm_text,
             part_error=outcome.llm_text if failed and outcome.llm_text else None,
             error=outcome.error,
@@ -708,8 +728,8 @@ class Agent:
         if problem is not None:
             return ToolOutcome(llm_text=problem, error=problem, error_type="invalid_tool_params")
         args = call.args
-        decision = verdict(tool, args, self.config.approval_mode, self.config.allowed_tools)
-        if decision == "ask" and self.ask is not None:
+        ruling = self.config.policy.decide(tool, args)
+        if ruling.verdict == "ask" and self.ask is not None:
             answer = await self.ask(tool, call.call_id, args)
             if answer.interrupt:
                 self.cancelled.set()
@@ -717,9 +737,12 @@ class Agent:
                 msg = answer.message or f'Permission to use "{tool.name}" was denied by the user.'
                 return ToolOutcome(llm_text=msg, error=msg, error_type=EXECUTION_DENIED)
             if answer.updated_input is not None:
+                refused = self.config.policy.check_updated(tool, answer.updated_input)
+                if refused is not None:
+                    return refused
                 args = answer.updated_input
-        elif decision != "allow":
-            msg = denial_message(tool, self.config.approval_mode)
+        elif ruling.verdict != "allow":
+            msg = ruling.message or f'Tool "{tool.name}" was denied.'
             return ToolOutcome(llm_text=msg, error=msg, error_type=EXECUTION_DENIED)
         ctx = ToolContext(
             cwd=self.config.cwd,
@@ -727,15 +750,19 @@ class Agent:
             cancelled=self.cancelled,
             timeout_s=self.config.tool_timeout_s,
             workspace_dirs=self.config.workspace_dirs,
+            allow_protected_writes=self.config.policy.allow_protected_writes,
         )
         ctx.call_id = call.call_id
         ctx.owner = self
         ctx.progress = lambda content: self._progress(call.call_id, content)
         self.observer.tool_started(call, tool)
         try:
-            return await tool.run(args, ctx)
+            outcome = await tool.run(args, ctx)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # a crashing tool is a tool error, never a crashed session
             msg = f"Tool {tool.name} failed: {type(exc).__name__}: {exc}"
-            return ToolOutcome(llm_text=msg, error=msg, error_type="execution_failed")
+            outcome = ToolOutcome(llm_text=msg, error=msg, error_type="execution_failed")
+        if args is not call.args:
+            outcome.ran_input = args  # recorded as what ran (a client's updatedInput)
+        return outcome
