@@ -44,13 +44,17 @@ SECRET = "TOP-SECRET-7f3a9c"
 ALLOW_RULES = [parse_rule("run_shell_command(echo)"), parse_rule("Bash(git status:*)")]
 DENY_RULES = [parse_rule("Bash(rm:*)")]
 ALLOWED_PREFIXES = (("git", "status"),)
-BUILTINS = (
-    ". : [ alias bg bind break builtin caller cd command compgen complete compopt continue "
-    "declare dirs disown enable eval exec exit export false fc fg getopts hash help history "
-    "jobs kill let local logout mapfile popd printf pushd pwd read readarray readonly return "
-    "set shift shopt source suspend test times trap true type typeset ulimit umask unalias "
-    "unset wait"
-).split()
+BUILTINS = tuple(
+    " ".join(
+        (
+            ". : [ alias bg bind break builtin caller cd command compgen complete compopt",
+            "continue declare dirs disown enable eval exec exit export false fc fg getopts hash",
+            "help history jobs kill let local logout mapfile popd printf pushd pwd read",
+            "readarray readonly return set shift shopt source suspend test times trap true",
+            "type typeset ulimit umask unalias unset wait",
+        )
+    ).split(" ")
+)
 SHIMMED = sorted(
     {
         *BUILTINS,
@@ -84,8 +88,7 @@ REAL_WRAPPERS = ("env", "xargs", "nohup", "timeout", "bash", "sh", "find", "true
 
 def _shim(path: Path) -> None:
     path.write_text(
-        "#!/bin/sh\n"
-        "{ printf '%s\\037' \"${0##*/}\" \"$@\"; printf '\\036'; } >> \"$HW_LOG\"\n"
+        '#!/bin/sh\n{ printf \'%s\\037\' "${0##*/}" "$@"; printf \'\\036\'; } >> "$HW_LOG"\n'
     )
     path.chmod(0o755)
 
@@ -126,11 +129,9 @@ class Sandbox:
             folder.mkdir(exist_ok=True)
             for name in SHIMMED:
                 real = shutil.which(name)
-                if kind == "ro" and name in READ_ONLY_COMMANDS and real and name != "true":
-                    target = folder / name
-                    if not target.exists():
-                        target.symlink_to(real)
-                elif kind == "deny" and name in REAL_WRAPPERS and real:
+                real_ro = kind == "ro" and name in READ_ONLY_COMMANDS and name != "true"
+                real_deny = kind == "deny" and name in REAL_WRAPPERS
+                if real and (real_ro or real_deny):
                     target = folder / name
                     if not target.exists():
                         target.symlink_to(real)
@@ -164,9 +165,13 @@ class Sandbox:
         log = self.log / "calls"
         log.write_bytes(b"")
         before = self.snapshot()
-        prologue = "" if kind == "deny" else "enable -n " + " ".join(
-            b for b in BUILTINS if b != "enable"
-        ) + "; enable -n enable\n"
+        prologue = (
+            ""
+            if kind == "deny"
+            else "enable -n "
+            + " ".join(b for b in BUILTINS if b != "enable")
+            + "; enable -n enable\n"
+        )
         env = {
             "PATH": str(self.bins[kind]),
             "HW_LOG": str(log),
@@ -417,7 +422,7 @@ DENY_NAMES = [
     "exec rm",
     "eval rm",
     "bash -c 'rm x'",
-    "sh -c \"rm y\"",
+    'sh -c "rm y"',
     "xargs rm",
     "nohup rm",
     "timeout 5 rm",
@@ -457,7 +462,7 @@ def gen_deny_line(rng: random.Random) -> str:
     return _line(rng, DENY_NAMES)
 
 
-# -- the checks -------------------------------------------------------------------------------------
+# -- the checks ---------------------------------------------------------------------------------
 
 
 def _outside_rule(call: list[str]) -> bool:

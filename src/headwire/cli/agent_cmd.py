@@ -13,6 +13,8 @@ from typing import Any
 from headwire import __version__
 from headwire.cli.dual import DualOutput, open_dual_output
 from headwire.cli.flags import apply_compat, build_parser, split_list
+from headwire.cli.permission_flags import core_names, policy_from_args
+from headwire.cli.project_trust import project_agents_dir, trusted_project
 from headwire.errors import ExitCode, UsageError
 from headwire.io.dual_output import DualOutputError
 from headwire.io.signals import run_cancellable
@@ -29,8 +31,9 @@ from headwire.runtime.recording import (
     find_session,
     latest_session,
 )
+from headwire.runtime.rules import split_rules
 from headwire.runtime.storage import ArtifactStore, data_dir
-from headwire.runtime.tools.base import ApprovalMode, Tool
+from headwire.runtime.tools.base import Tool
 from headwire.transports import HeadlessTransport, make_transport
 
 
@@ -94,27 +97,19 @@ def build_agent(
                 conversation = conversation_of(path_or_none)
     except RecordingError as exc:
         raise UsageError(str(exc)) from None
-    mode: ApprovalMode = "yolo" if args.yolo else (args.approval_mode or "default")
-    tools = select_tools(
-        builtin_tools(),
-        split_list(args.core_tools) or None,
-        split_list(args.exclude_tools) or None,
-    )
+    policy = policy_from_args(args, cwd)
+    core = core_names(args)
+    tools = select_tools(builtin_tools(), core or None, split_rules(args.exclude_tools) or None)
     model = _model(args)
-    agents = load_agents(root / "agents", cwd / ".headwire" / "agents", warn)
-    core = split_list(args.core_tools)
-    if (
-        args.max_subagent_depth > 0
-        and "agent" not in split_list(args.exclude_tools)
-        and (not core or "agent" in core)
-    ):
+    agents = load_agents(root / "agents", project_agents_dir(args, root, cwd), warn)
+    wants_agent = not core or "agent" in core
+    if args.max_subagent_depth > 0 and wants_agent and not policy.excludes("agent"):
         tools.append(AgentTool(agents))
     config = AgentConfig(
         session_id=session_id,
         cwd=cwd,
         model_name=model.name,
-        approval_mode=mode,
-        allowed_tools=tuple(split_list(args.allowed_tools)),
+        policy=policy,
         max_session_turns=args.max_session_turns,
         include_partial_messages=args.include_partial_messages
         and args.output_format == "stream-json",
@@ -156,6 +151,7 @@ async def build_agent_with_mcp(
             getattr(args, "mcp_config", None),
             debug=bool(args.debug),
             version=__version__,
+            trust_project=trusted_project(args, data_dir(), cwd),
         )
     except McpConfigError as exc:
         await close()
@@ -245,6 +241,11 @@ def run_agent(argv: list[str]) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     apply_compat(args)
+    try:  # permission rules are checked before anything runs
+        policy_from_args(args, Path.cwd())
+    except UsageError as exc:
+        warn(f"headwire: {exc}")
+        return ExitCode.USAGE
     if args.acp:
         from headwire.acp.server import run_acp
 

@@ -14,7 +14,7 @@ import inspect
 import sys
 from types import ModuleType
 
-from headwire.cli import bound_cmd, flags
+from headwire.cli import bound_cmd, flags, trust_cmd
 
 GENERATOR = "python -m headwire.cli.docs > docs/cli.md"
 
@@ -122,6 +122,7 @@ def render() -> str:
     ]
     lines += _section(flags.build_parser(), flags)
     lines += _section(bound_cmd._parser(), bound_cmd)
+    lines += _section(trust_cmd._parser(), trust_cmd)
     return "\n".join(lines).rstrip("\n") + "\n"
 
 

@@ -68,7 +68,7 @@ class DualOutput:
                 m.control_error(str(request_id), "No pending permission request with this id")
             )
             return
-        future.set_result(bool(command.get("allowed")))
+        future.set_result(command.get("allowed") is True)  # strict: "false" is not a yes
 
     async def ask(self, tool: Tool, call_id: str, args: dict[str, Any]) -> Decision:
         """Mirror a permission request and wait for an answer on the reverse channel."""

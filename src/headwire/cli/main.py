@@ -1,6 +1,7 @@
 """Entry point of the ``headwire`` command.
 
-``headwire bound ...`` runs the stream filter; anything else is the headless agent.  Imports are
+``headwire bound ...`` runs the stream filter, ``headwire trust`` edits the trusted folders;
+anything else is the headless agent.  Imports are
 deferred so that ``headwire --version`` starts fast.
 """
 
@@ -16,6 +17,10 @@ def main(argv: list[str] | None = None) -> int:
         from headwire.cli.bound_cmd import run_bound
 
         return run_bound(args[1:])
+    if args[:1] == ["trust"]:
+        from headwire.cli.trust_cmd import run_trust
+
+        return run_trust(args[1:])
     if args[:1] in (["--version"], ["-v"]) and len(args) == 1:
         from headwire import __version__
 

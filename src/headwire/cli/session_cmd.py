@@ -50,6 +50,7 @@ from headwire.io.signals import run_cancellable
 from headwire.io.stdio import WireWriter, warn
 from headwire.protocol import messages as m
 from headwire.runtime.agent import Agent
+from headwire.runtime.answers import permission_answer
 from headwire.runtime.models.base import Model, ModelEvent, ModelRequest
 from headwire.runtime.permissions import Decision, denial_message
 from headwire.runtime.tools.base import ApprovalMode, Tool
@@ -247,7 +248,7 @@ class Session:
         """Ask the client with ``can_use_tool``; no answer in time, or no client, is a denial."""
         if self.mode != "sdk":
             return Decision(
-                allow=False, message=denial_message(tool, self.agent.config.approval_mode)
+                allow=False, message=denial_message(tool, self.agent.config.approval_mode, args)
             )
         if self.input_closed or self.writer.closed:
             return Decision(
@@ -298,26 +299,13 @@ class Session:
         return self._decision(tool, body)
 
     def _decision(self, tool: Tool, body: m.JsonDict) -> Decision:
-        if body.get("subtype") != "success":
-            error = body.get("error")
-            text = error.get("message") if isinstance(error, dict) else error
-            return Decision(
-                allow=False, message=_text(text or f'Permission to use "{tool.name}" was denied.')
-            )
-        answer = body.get("response")
-        answer = answer if isinstance(answer, dict) else {}
-        if answer.get("behavior") == "allow":
-            updated = answer.get("updatedInput")
-            return Decision(
-                allow=True, updated_input=updated if isinstance(updated, dict) else None
-            )
-        interrupt = bool(answer.get("interrupt"))
-        if interrupt:
+        """The client's answer, checked where it enters (:mod:`headwire.runtime.answers`)."""
+        decision, problem = permission_answer(tool.name, body)
+        if problem is not None:
+            warn(f"headwire: can_use_tool answer for {tool.name} refused: {problem}")
+        if decision.interrupt:
             self._interrupt_current()
-        message = answer.get("message")
-        return Decision(
-            allow=False, message=_text(message) if message else None, interrupt=interrupt
-        )
+        return decision
 
     def _blocked_path(self, args: dict[str, Any]) -> str | None:
         """The path argument when it lies outside the workspace (Claude's meaning), else null."""

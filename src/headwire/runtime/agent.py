@@ -286,8 +286,7 @@ class Agent:
                 calls, last_text = await self._model_call(stats)
                 if not calls:
                     break
-                for call in calls:
-                    await self._run_tool(call, emitter, stats)
+                await self._run_calls(calls, emitter, stats)
         except TurnLimitExceeded as exc:
             error = str(exc)
         except ModelError as exc:
@@ -324,8 +323,7 @@ class Agent:
             calls, text = await self._model_call(stats)
             if not calls:
                 return text, stats.tool_calls
-            for call in calls:
-                await self._run_tool(call, emitter, stats)
+            await self._run_calls(calls, emitter, stats)
 
     def _close_dangling_calls(self) -> None:
         """After a cancellation, answer the tool calls of the last assistant message that never
@@ -646,6 +644,40 @@ class Agent:
 
     # -- tools ------------------------------------------------------------------------------
 
+    async def _run_calls(
+        self, calls: list[ToolCall], emitter: ToolResultEmitter, stats: _Stats
+    ) -> None:
+        """Run one model message's calls in order.  When the turn is cancelled, the running
+        call and every later one get an "Operation cancelled." result on the wire and in the
+        recording (a subagent's with its ``parent_tool_use_id``): every ``tool_use`` the wire
+        showed is answered."""
+        for index, call in enumerate(calls):
+            try:
+                await self._run_tool(call, emitter, stats)
+            except asyncio.CancelledError:
+                for pending in calls[index:]:
+                    self._cancelled_result(pending, emitter)
+                raise
+
+    def _cancelled_result(self, call: ToolCall, emitter: ToolResultEmitter) -> None:
+        msg = "Operation cancelled."
+        tool_msg = {"role": "tool", "tool_call_id": call.call_id, "content": msg}
+        self.conversation.append(tool_msg)
+        self._record(
+            "tool_result",
+            message=tool_msg,
+            call_id=call.call_id,
+            name=call.name,
+            args=call.args,
+            is_error=True,
+            error=msg,
+            error_type="cancelled",
+        )
+        response = ToolResponse(
+            call_id=call.call_id, name=call.name, args=call.args, error=msg, error_type="cancelled"
+        )
+        self.emit(emitter.tool_result(response, self.config.parent_tool_use_id))
+
     async def _run_tool(self, call: ToolCall, emitter: ToolResultEmitter, stats: _Stats) -> None:
         started = time.monotonic()
         self.observer.tool_call(call, self.tools.get(call.name))
@@ -763,6 +795,6 @@ class Agent:
         except Exception as exc:  # a crashing tool is a tool error, never a crashed session
             msg = f"Tool {tool.name} failed: {type(exc).__name__}: {exc}"
             outcome = ToolOutcome(llm_text=msg, error=msg, error_type="execution_failed")
-        if args is not call.args:
+        if args is not call.args and args != call.args:
             outcome.ran_input = args  # recorded as what ran (a client's updatedInput)
         return outcome

@@ -84,7 +84,9 @@ class Policy:
         workspace: Sequence[Path] = (),
         allow_protected_writes: bool = False,
     ) -> None:
-        self._state = _State(mode, list(allow), list(deny), tuple(workspace), allow_protected_writes)
+        self._state = _State(
+            mode, list(allow), list(deny), tuple(workspace), allow_protected_writes
+        )
         self._cap: ApprovalMode | None = None
 
     @classmethod
@@ -156,7 +158,9 @@ class Policy:
 
     def excludes(self, tool_name: str) -> bool:
         """Whether a deny rule removes the whole tool (any spelling: ``Task``, ``Agent``...)."""
-        return any(r.whole_tool and names_tool(r, tool_name, families=True) for r in self._state.deny)
+        return any(
+            r.whole_tool and names_tool(r, tool_name, families=True) for r in self._state.deny
+        )
 
     # -- deciding --------------------------------------------------------------------------------
 
@@ -202,9 +206,7 @@ class Policy:
 
         problem = tool_input_problem(tool, updated)
         if problem is not None:
-            msg = (
-                f'The permission answer\'s updatedInput for "{tool.name}" was refused: {problem}'
-            )
+            msg = f'The permission answer\'s updatedInput for "{tool.name}" was refused: {problem}'
             return ToolOutcome(llm_text=msg, error=msg, error_type="invalid_tool_params")
         ruling = self.decide(tool, updated)
         if ruling.verdict == "deny":

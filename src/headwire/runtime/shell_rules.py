@@ -179,9 +179,7 @@ def _read_only_command(cmd: Command, base: Path | None, roots: Sequence[Path]) -
     return True
 
 
-def read_only(
-    analysis: Analysis, base: Path | None = None, roots: Sequence[Path] = ()
-) -> bool:
+def read_only(analysis: Analysis, base: Path | None = None, roots: Sequence[Path] = ()) -> bool:
     """Whether the line only runs read-only commands on paths inside ``roots`` (relative
     paths resolved from ``base``; without ``base`` only the words themselves are checked)."""
     if not plain_structure(analysis):

@@ -52,7 +52,8 @@ SYNTAX_ERROR = "the command cannot be parsed reliably"
 """The problem reported when the line does not parse, or parses into something bash would not
 run that way (the grammar and bash disagree)."""
 RESERVED = frozenset(
-    "if then else elif fi do done case esac while until for in select function { } [[ ]]".split()
+    {"if", "then", "else", "elif", "fi", "do", "done", "case", "esac", "while", "until"}
+    | {"for", "in", "select", "function", "{", "}", "[[", "]]"}
 )
 """Reserved words: as a command name they mean the grammar and bash read the line apart."""
 _SUBSTITUTIONS = frozenset({"command_substitution", "process_substitution"})

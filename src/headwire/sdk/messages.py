@@ -155,7 +155,13 @@ class PermissionDenial:
 
 @dataclass(slots=True)
 class ResultMessage:
-    """``result``: the end of a turn; ``error`` carries ``error.message`` when ``is_error``."""
+    """``result``: the end of a turn; ``error`` carries ``error.message`` when ``is_error``.
+
+    ``interim`` marks a subagent's mid-turn error ``result`` (upstream emits one when a
+    subagent fails or is cancelled): it does not end the turn.  headwire marks it with
+    ``parent_tool_use_id``; for a CLI that does not (upstream), :class:`~headwire.sdk.Session`
+    recognises its shape while an ``agent`` call is open.
+    """
 
     subtype: str
     session_id: str
@@ -170,6 +176,8 @@ class ResultMessage:
     error: str | None = None
     stats: JsonDict | None = None
     raw: JsonDict = field(default_factory=dict, repr=False)
+    parent_tool_use_id: str | None = None
+    interim: bool = False
 
 
 @dataclass(slots=True)
@@ -360,6 +368,8 @@ def _result(d: JsonDict) -> ResultMessage:
         error=str(message) if message is not None else None,
         stats=stats if isinstance(stats, dict) else None,
         raw=d,
+        parent_tool_use_id=_opt_str(d, "parent_tool_use_id"),
+        interim=_opt_str(d, "parent_tool_use_id") is not None,
     )
 
 

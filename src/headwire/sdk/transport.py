@@ -27,6 +27,12 @@ READ_CHUNK = 4 << 20
 STDERR_TAIL_BYTES = 64 << 10
 """stderr kept for error messages (the last this many bytes)."""
 
+EXIT_QUIET_S = 0.3
+"""After the CLI exited, stdout counts as ended once it stays quiet this long (a grandchild
+that inherited it may hold it open for ever)."""
+EXIT_DRAIN_S = 2.0
+"""After the CLI exited, stdout is read for at most this long."""
+
 
 class TransportError(SDKError):
     """The CLI process could not be started or written to."""
@@ -138,6 +144,7 @@ class SubprocessTransport:
         self._stderr_task: asyncio.Task[None] | None = None
         self._write_lock = asyncio.Lock()
         self._input_closed = False
+        self._exited_at: float | None = None
 
     @property
     def returncode(self) -> int | None:
@@ -199,11 +206,38 @@ class SubprocessTransport:
                 await self.process.stdin.wait_closed()
 
     async def lines(self) -> AsyncIterator[bytes]:
-        """Yield stdout lines until EOF (one reader at a time)."""
+        """Yield stdout lines until EOF, or until the CLI exited and its stdout went quiet
+        (one reader at a time)."""
         if self.process is None or self.process.stdout is None:
             raise TransportError("the CLI process is not running")
-        async for line in split_lines(self.process.stdout.read):
+        async for line in split_lines(self._read_while_alive):
             yield line
+
+    async def _read_while_alive(self, size: int) -> bytes:
+        """``stdout.read(size)``; ``b""`` (the end) once the CLI has exited and nothing more
+        comes within :data:`EXIT_QUIET_S` (or :data:`EXIT_DRAIN_S` after the exit)."""
+        proc = self.process
+        assert proc is not None and proc.stdout is not None
+        read = asyncio.ensure_future(proc.stdout.read(size))
+        try:
+            if self._exited_at is None:
+                exited = asyncio.ensure_future(proc.wait())
+                try:
+                    await asyncio.wait({read, exited}, return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    exited.cancel()
+                if read.done():
+                    return read.result()
+                self._exited_at = asyncio.get_running_loop().time()
+            left = self._exited_at + EXIT_DRAIN_S - asyncio.get_running_loop().time()
+            try:
+                async with asyncio.timeout(max(0.0, min(EXIT_QUIET_S, left))):
+                    return await asyncio.shield(read)
+            except TimeoutError:
+                return b""  # the CLI is gone; whoever still holds its stdout is not the CLI
+        finally:
+            if not read.done():
+                read.cancel()
 
     async def wait(self) -> int:
         """Wait for exit (and for stderr to be drained); returns the exit code."""

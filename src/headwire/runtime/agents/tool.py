@@ -4,8 +4,9 @@ Every message the subagent produces reaches the wire with ``parent_tool_use_id``
 call's id, in upstream order: ``system/task_started``, the echo of the task prompt as a ``user``
 message, the subagent's ``assistant`` messages and its ``tool_result``s (projected at the same
 emitter boundary as the main agent's), then ``system/task_notification``.  When the subagent fails
-or is cancelled, an error ``result`` without ``parent_tool_use_id`` is emitted as upstream does,
-and the agent call itself fails (or the cancellation propagates to the parent).
+or is cancelled, an interim error ``result`` is emitted as upstream does, marked with the agent
+call's ``parent_tool_use_id`` (upstream leaves it out, which makes it look like the end of the
+turn), and the agent call itself fails (or the cancellation propagates to the parent).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from headwire.protocol import messages as m
 from headwire.runtime.agents.definitions import AgentDefinition
 from headwire.runtime.models.base import ModelError
 from headwire.runtime.tools.base import ApprovalMode, ToolContext, ToolKind, ToolOutcome
+from headwire.runtime.tools.registry import canonical_name
 
 if TYPE_CHECKING:
     from headwire.runtime.agent import Agent
@@ -109,7 +111,7 @@ class AgentTool:
         try:
             text, tool_uses = await child.run_subtask(args["prompt"])
         except asyncio.CancelledError:
-            self._failed(parent, "Task was cancelled")
+            self._failed(parent, "Task was cancelled", call_id)
             self._notify(parent, task_id, call_id, "cancelled", started, tool_uses)
             raise
         except ModelError as exc:
@@ -120,7 +122,7 @@ class AgentTool:
             message = str(exc) or "Task execution failed"
         self._notify(parent, task_id, call_id, status, started, tool_uses)
         if status == "failed":
-            self._failed(parent, message)
+            self._failed(parent, message, call_id)
             return ToolOutcome(
                 llm_text=f"Subagent failed: {message}", error=message, error_type="execution_failed"
             )
@@ -145,17 +147,20 @@ class AgentTool:
         )
 
     @staticmethod
-    def _failed(parent: Agent, message: str) -> None:
-        """Upstream's mid-stream subagent error ``result`` (it has no ``parent_tool_use_id``)."""
-        parent.emit(
-            m.subagent_error_result(
-                uuid=parent.new_uuid(), session_id=parent.config.session_id, message=message
-            )
+    def _failed(parent: Agent, message: str, call_id: str) -> None:
+        """Upstream's mid-stream subagent error ``result``, marked as interim: headwire adds
+        ``parent_tool_use_id`` (the agent call's id; upstream sends none), so a client can tell
+        it from the turn's own ``result``, which always has none."""
+        result = m.subagent_error_result(
+            uuid=parent.new_uuid(), session_id=parent.config.session_id, message=message
         )
+        result["parent_tool_use_id"] = call_id
+        parent.emit(result)
 
 
 def _spawn(parent: Agent, definition: AgentDefinition, call_id: str) -> Agent:
-    """A child agent sharing the parent's model, emitter, artifacts, recorder and permissions."""
+    """A child agent sharing the parent's model, emitter, artifacts, recorder and its live
+    permission policy (a view never looser than the definition's ``approvalMode``)."""
     from headwire.runtime.agent import Agent
 
     config = dataclasses.replace(
@@ -165,11 +170,16 @@ def _spawn(parent: Agent, definition: AgentDefinition, call_id: str) -> Agent:
         system_prompt=definition.system_prompt or parent.config.system_prompt,
         append_system_prompt=None,
         max_session_turns=-1,
+        policy=parent.config.policy.narrowed(definition.approval_mode),
     )
-    tools = list(parent.tools.values())
+    tools = list(parent.tools.values())  # a definition picks among these, never adds
     if definition.tools is not None:
-        allowed = set(definition.tools)
-        tools = [t for t in tools if t.name in allowed or t.display_name in allowed]
+        allowed = {canonical_name(name) for name in definition.tools}
+        tools = [
+            t
+            for t in tools
+            if canonical_name(t.name) in allowed or t.display_name in definition.tools
+        ]
     if config.depth >= config.max_subagent_depth:
         tools = [t for t in tools if t.name != AGENT_TOOL_NAME]
     child = Agent(

@@ -3,7 +3,8 @@
 Sources, merged in this order (a later source wins per server name):
 
 1. the user settings ``<data dir>/settings.json`` (``$HEADWIRE_HOME`` or ``~/.headwire``);
-2. the project settings ``<cwd>/.headwire/settings.json``;
+2. the project settings ``<cwd>/.headwire/settings.json``, in a trusted folder only
+   (:mod:`headwire.runtime.trust`); their ``$VAR`` never expand headwire's credentials;
 3. each ``--mcp-config`` value, a JSON text or a file path, in the order given.
 
 One entry::
@@ -38,6 +39,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from headwire.errors import ConfigError
+from headwire.runtime.environment import tool_environment
 
 TransportKind = Literal["stdio", "http", "sse"]
 DEFAULT_TIMEOUT_MS = 600_000
@@ -332,21 +334,39 @@ def load_mcp_servers(
     cwd: Path,
     cli_values: Sequence[str] | None = None,
     env: Mapping[str, str] | None = None,
+    *,
+    trust_project: bool = False,
 ) -> tuple[dict[str, ServerConfig], list[str]]:
     """Merge the settings files and ``--mcp-config`` values.
 
     Returns the servers and warnings about settings-file entries that were skipped.  A broken
-    ``--mcp-config`` (explicitly asked for) raises :class:`McpConfigError` instead.
+    ``--mcp-config`` (explicitly asked for) raises :class:`McpConfigError` instead.  The
+    project's settings are used only when ``trust_project`` (see :mod:`headwire.runtime.trust`;
+    otherwise one warning says they were skipped), and ``$VAR`` in them never expands
+    headwire's own credentials.
     """
+    env = os.environ if env is None else env
     servers: dict[str, ServerConfig] = {}
     warnings: list[str] = []
-    for path in settings_paths(data_dir, cwd):
+    for index, path in enumerate(settings_paths(data_dir, cwd)):
         data, problem = _read_settings(path)
         if problem:
             warnings.append(problem)
         if data is None:
             continue
-        found, problems = parse_mcp_servers(data, str(path), env)
+        source_env = env
+        if index > 0:  # the project's own file
+            if not trust_project:
+                listed = data.get("mcpServers") if isinstance(data, dict) else None
+                if listed:
+                    warnings.append(
+                        f"{path}: its MCP servers are not started: {cwd} is not a trusted "
+                        "folder (trust it with 'headwire trust', --trust-project or "
+                        "HEADWIRE_TRUST_PROJECT=1)"
+                    )
+                continue
+            source_env = tool_environment(env)
+        found, problems = parse_mcp_servers(data, str(path), source_env)
         for name in disabled_servers(data):
             servers.pop(name, None)
         servers.update(found)

@@ -42,13 +42,17 @@ async def start_mcp(
     debug: bool = False,
     version: str = "0",
     env: Mapping[str, str] | None = None,
+    trust_project: bool = False,
 ) -> McpManager | None:
     """Load the configuration and connect every server; ``None`` when none is configured.
 
     Raises :class:`McpConfigError` for a broken ``--mcp-config``; problems in the settings
-    files are noted on stderr and the entry skipped.
+    files are noted on stderr and the entry skipped.  The project's own servers start only
+    when ``trust_project``.
     """
-    servers, warnings = load_mcp_servers(data_dir, cwd, cli_values, env)
+    servers, warnings = load_mcp_servers(
+        data_dir, cwd, cli_values, env, trust_project=trust_project
+    )
     for problem in warnings:
         warn(f"headwire: MCP settings skipped: {problem}")
     if not servers:

@@ -24,6 +24,7 @@ from headwire.runtime.tools.paths import (
     PathDenied,
     approval_needed,
     check_file_path_args,
+    check_protected,
     denied_outcome,
     failure,
     open_confined,
@@ -220,7 +221,7 @@ class EditTool:
         """Apply the edit (in a worker thread)."""
         raw: str = args["file_path"]
         try:
-            path = resolve_in_workspace(raw, ctx)
+            path = check_protected(raw, resolve_in_workspace(raw, ctx), ctx)
         except PathDenied as exc:
             return denied_outcome(exc)
         return await asyncio.to_thread(self._edit, raw, path, args)

@@ -23,6 +23,7 @@ from headwire.runtime.tools.paths import (
     PathDenied,
     approval_needed,
     check_file_path_args,
+    check_protected,
     denied_outcome,
     failure,
     open_confined,
@@ -149,7 +150,7 @@ class WriteFileTool:
         """Write the file (in a worker thread)."""
         raw: str = args["file_path"]
         try:
-            path = resolve_in_workspace(raw, ctx)
+            path = check_protected(raw, resolve_in_workspace(raw, ctx), ctx)
         except PathDenied as exc:
             return denied_outcome(exc)
         return await asyncio.to_thread(self._write, raw, path, args["content"])

@@ -196,7 +196,11 @@ def test_merge_user_project_cli_later_wins(tmp_path: Path) -> None:
     cli_file = tmp_path / "cli.json"
     cli_file.write_text(json.dumps({"mcpServers": {"four": {"httpUrl": "http://h/mcp"}}}))
     servers, warnings = load_mcp_servers(
-        home, proj, ['{"one": {"command": "cli-one"}}', str(cli_file)], env={}
+        home,
+        proj,
+        ['{"one": {"command": "cli-one"}}', str(cli_file)],
+        env={},
+        trust_project=True,
     )
     assert {n: s.command or s.url for n, s in servers.items()} == {
         "one": "cli-one",
