@@ -145,6 +145,7 @@ class SubprocessTransport:
         self._write_lock = asyncio.Lock()
         self._input_closed = False
         self._exited_at: float | None = None
+        self._gave_up = False
 
     @property
     def returncode(self) -> int | None:
@@ -212,6 +213,15 @@ class SubprocessTransport:
             raise TransportError("the CLI process is not running")
         async for line in split_lines(self._read_while_alive):
             yield line
+        if self._gave_up:
+            self._release_pipes()
+
+    def _release_pipes(self) -> None:
+        """Close our ends of the pipes (a grandchild may hold the others open for ever)."""
+        transport = getattr(self.process, "_transport", None)
+        if transport is not None:
+            with contextlib.suppress(Exception):
+                transport.close()
 
     async def _read_while_alive(self, size: int) -> bytes:
         """``stdout.read(size)``; ``b""`` (the end) once the CLI has exited and nothing more
@@ -221,7 +231,7 @@ class SubprocessTransport:
         read = asyncio.ensure_future(proc.stdout.read(size))
         try:
             if self._exited_at is None:
-                exited = asyncio.ensure_future(proc.wait())
+                exited = asyncio.ensure_future(self._exited())
                 try:
                     await asyncio.wait({read, exited}, return_when=asyncio.FIRST_COMPLETED)
                 finally:
@@ -234,15 +244,24 @@ class SubprocessTransport:
                 async with asyncio.timeout(max(0.0, min(EXIT_QUIET_S, left))):
                     return await asyncio.shield(read)
             except TimeoutError:
+                self._gave_up = True
                 return b""  # the CLI is gone; whoever still holds its stdout is not the CLI
         finally:
             if not read.done():
                 read.cancel()
 
+    async def _exited(self) -> int:
+        """Wait for the process itself to exit.  (asyncio's ``Process.wait`` also waits for
+        every pipe to close, which a grandchild holding stdout or stderr delays for ever.)"""
+        proc = self.process
+        assert proc is not None
+        while proc.returncode is None:
+            await asyncio.sleep(0.05)
+        return proc.returncode
+
     async def wait(self) -> int:
         """Wait for exit (and for stderr to be drained); returns the exit code."""
-        assert self.process is not None
-        code = await self.process.wait()
+        code = await self._exited()
         await self._finish_stderr()
         return code
 
@@ -272,18 +291,19 @@ class SubprocessTransport:
             if proc.returncode is None:
                 try:
                     async with asyncio.timeout(timeout_s):
-                        await proc.wait()
+                        await self._exited()
                 except TimeoutError:
                     with contextlib.suppress(ProcessLookupError):
                         proc.terminate()
                     try:
                         async with asyncio.timeout(3.0):
-                            await proc.wait()
+                            await self._exited()
                     except TimeoutError:
                         with contextlib.suppress(ProcessLookupError):
                             proc.kill()
-                        await proc.wait()
+                        await self._exited()
             await self._finish_stderr()
+            self._release_pipes()
         except BaseException:
             if proc.returncode is None:
                 with contextlib.suppress(ProcessLookupError):
