@@ -441,24 +441,101 @@ DENY_NAMES = [
 ]
 
 
+SAFE_REDIRECTS = [
+    "2>&1",
+    ">/dev/null",
+    "2>/dev/null",
+    ">&2",
+    "1>&2",
+    "&>/dev/null",
+    "<in.txt",
+    ">&-",
+    "<<<x",
+    "2>&-",
+    "0<in.txt",
+]
+TWIST_CHARS = list(">&|;$`'\"\\\n#(){}<*?~=! \t")
+TWIST_TOKENS = TARGETS + EXPANSION + OPERATORS + SEPARATORS + QUOTED + ESCAPED
+
+
+def _benign(rng: random.Random, names: list[str], words: list[str]) -> str:
+    """A line the rules should admit: known commands, plain words, harmless redirections."""
+    commands = []
+    for _ in range(rng.choice([1, 1, 2, 3])):
+        parts = [rng.choice(names)]
+        parts += [rng.choice(words) for _ in range(rng.randrange(0, 4))]
+        for _ in range(rng.choice([0, 0, 1, 2])):
+            parts.insert(rng.randrange(1, len(parts) + 1), rng.choice(SAFE_REDIRECTS))
+        if rng.random() < 0.1:
+            parts.append("$(" + rng.choice(names) + " " + rng.choice(words) + ")")
+        commands.append(" ".join(parts))
+    line = commands[0]
+    for command in commands[1:]:
+        line += rng.choice([" ; ", " && ", " || ", " | ", "\n", " |& "]) + command
+    if rng.random() < 0.1:
+        line = "( " + line + " )" if rng.random() < 0.5 else "{ " + line + "; }"
+    return line
+
+
+def _twist(rng: random.Random, line: str) -> str:
+    """One small mutation: a shell character or a risky token inserted, or a span replaced."""
+    at = rng.randrange(0, len(line) + 1)
+    pick = rng.random()
+    if pick < 0.4:
+        return line[:at] + rng.choice(TWIST_CHARS) + line[at:]
+    if pick < 0.8:
+        return line[:at] + rng.choice(["", " "]) + rng.choice(TWIST_TOKENS) + line[at:]
+    end = min(len(line), at + rng.randrange(1, 4))
+    return line[:at] + rng.choice(TWIST_TOKENS) + line[end:]
+
+
+def _mixed(rng: random.Random, names: list[str], words: list[str], full: list[str]) -> str:
+    if rng.random() < 0.35:
+        return _line(rng, full)
+    line = _benign(rng, names, words)
+    for _ in range(rng.choice([0, 1, 1, 1, 2, 3])):
+        line = _twist(rng, line)
+    return line
+
+
+ALLOW_WORDS = [*PLAIN, "'a b'", '"a b"', "a\\ b", "--", "-n", "'$x'", '"q"', "x=1", "status"]
+
+
 def gen_allow_line(rng: random.Random) -> str:
     """A line built around ``echo`` and ``git status``."""
-    return _line(rng, ALLOW_NAMES)
+    return _mixed(rng, ["echo", "echo", "git status"], ALLOW_WORDS, ALLOW_NAMES)
 
 
 def gen_read_only_line(rng: random.Random, sandbox: Sandbox) -> str:
     """A line built around the read-only commands and paths in and out of the workspace."""
-    line = _line(rng, READ_ONLY_NAMES)
-    words = line.split(" ")
-    for i in range(len(words)):
-        if rng.random() < 0.4:
-            words[i] = rng.choice(RO_WORDS)
-    secret = str(sandbox.outside / "secret.txt")
-    return " ".join(words).replace("ABS_SECRET", secret)
+    if rng.random() < 0.6:
+        names = ["cat", "du", "grep -r x", "head", "tail", "wc", "ls", "stat", "realpath", "echo"]
+        line = _benign(rng, names, RO_WORDS)
+        for _ in range(rng.choice([0, 1, 1, 2])):
+            line = _twist(rng, line)
+    else:
+        line = _line(rng, READ_ONLY_NAMES)
+        words = line.split(" ")
+        for i in range(len(words)):
+            if rng.random() < 0.4:
+                words[i] = rng.choice(RO_WORDS)
+        line = " ".join(words)
+    return line.replace("ABS_SECRET", str(sandbox.outside / "secret.txt"))
 
 
 def gen_deny_line(rng: random.Random) -> str:
     """A line around ``rm``, spelled, wrapped and computed in many ways."""
+    if rng.random() < 0.5:
+        line = _benign(rng, ["echo", "ls", "cat", "true", "env", "command"], ALLOW_WORDS)
+        for _ in range(rng.choice([1, 1, 2])):
+            at = rng.randrange(0, len(line) + 1)
+            line = (
+                line[:at]
+                + rng.choice([" ", ";", "|", "$(", "`", "\n", ""])
+                + rng.choice(DENY_NAMES)
+                + line[at:]
+            )
+        return line
     return _line(rng, DENY_NAMES)
 
 
