@@ -191,11 +191,11 @@ class Policy:
             return Ruling("deny" if mode == "plan" else "ask", message)
         if mode == "yolo":
             return Ruling("allow")
-        base = self._base(args)
-        if not args.get("is_background") and read_only(analysis, base, self.workspace):
-            return Ruling("allow")
         shell_rules = [r for r in self._state.allow if names_tool(r, SHELL_TOOL)]
         if any(r.whole_tool for r in shell_rules) or allows(analysis, shell_rules):
+            return Ruling("allow")
+        base = self._base(args)
+        if not args.get("is_background") and read_only(analysis, base, self.workspace):
             return Ruling("allow")
         return self._refuse(tool, args, mode)
 
