@@ -104,9 +104,16 @@ def main() -> int:
     started = time.monotonic()
     totals = {c: Tally() for c in CLAIMS}
     with multiprocessing.Pool(args.jobs) as pool:
-        for part in pool.imap_unordered(_worker, chunks):
+        for done, part in enumerate(pool.imap_unordered(_worker, chunks), 1):
             for claim in CLAIMS:
                 totals[claim].add(part[claim])
+            lines = sum(t.generated for t in totals.values())
+            bad = sum(len(t.problems) for t in totals.values())
+            print(
+                f"  {done}/{len(chunks)} chunks, {lines:,} lines, {bad} violations, "
+                f"{time.monotonic() - started:.0f} s",
+                flush=True,
+            )
     elapsed = time.monotonic() - started
     found = 0
     for claim, tally in totals.items():
