@@ -27,7 +27,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from headwire.runtime.rules import SHELL_TOOL, Rule, names_tool, parse_rule, parse_rules
+from headwire.io.stdio import warn
+from headwire.runtime.rules import (
+    SHELL_TOOL,
+    Rule,
+    RuleError,
+    names_tool,
+    parse_rule,
+    parse_rules,
+)
 from headwire.runtime.shell_rules import allows, denies, read_only, suggested_rules
 from headwire.runtime.shell_syntax import analyze
 from headwire.runtime.tools.base import ApprovalMode, Tool, ToolOutcome
@@ -146,8 +154,15 @@ class Policy:
         self._state.allow.append(parse_rule(text, "allow rule"))
 
     def set_allow(self, texts: Iterable[str]) -> None:
-        """Replace the allow rules (raises ``RuleError``)."""
-        self._state.allow[:] = parse_rules(texts, "allow rule")
+        """Replace the allow rules; a rule that cannot be read is dropped with a note (an
+        allow rule left out only makes the policy ask more, never less)."""
+        rules: list[Rule] = []
+        for text in texts:
+            try:
+                rules.append(parse_rule(text, "allow rule"))
+            except RuleError as exc:
+                warn(f"headwire: {exc}; not added")
+        self._state.allow[:] = rules
 
     def narrowed(self, cap: ApprovalMode | None) -> Policy:
         """A view for a subagent: the same live state, its mode never looser than ``cap``."""
