@@ -69,6 +69,7 @@ WRAPPERS = frozenset(
     {
         "!",
         "builtin",
+        "busybox",
         "chroot",
         "command",
         "coproc",
@@ -95,7 +96,7 @@ WRAPPERS = frozenset(
     }
 )
 """Programs that run another program named among their arguments."""
-SHELLS = frozenset({"bash", "sh", "dash", "zsh", "ksh", "mksh", "ash", "busybox"})
+SHELLS = frozenset({"bash", "sh", "dash", "zsh", "ksh", "mksh", "ash"})
 _MAX_NESTING = 8
 
 
@@ -270,6 +271,8 @@ class _DenyCheck:
         if program in WRAPPERS:
             for start in range(1, len(words)):
                 hit = self.words(words[start:], depth + 1)
+                if hit is None and any(ch in (words[start].literal or "") for ch in " \t\n;|&"):
+                    hit = self.script(words[start : start + 1], depth)  # env -S 'rm x', watch
                 if hit is not None:
                     return hit
         return None

@@ -79,3 +79,28 @@ def test_updated_input_is_checked() -> None:
     assert bad is not None and bad.error_type == "invalid_tool_params"
     denied = policy.check_updated(SHELL, {"command": "rm x"})
     assert denied is not None and denied.error_type == "execution_denied"
+
+
+def test_deny_sees_through_wrappers_shells_and_spellings() -> None:
+    policy = Policy.from_flags("yolo", [], ["Bash(rm)", "Bash(git push)"])
+    for command in (
+        "/bin/rm x",
+        "r''m x",
+        "sudo -n rm x",
+        "busybox rm x",
+        "env -S 'rm -f v'",
+        "watch 'rm x'",
+        "find . -exec rm {} +",
+        "bash -lc 'ls; rm x'",
+        "eval 'rm x'",
+        "! ! time rm x",
+        "echo `rm x`",
+        "git -C . push origin",
+        "timeout 5 git push",
+    ):
+        assert policy.decide(SHELL, {"command": command}).verdict == "deny", command
+    for command in ("$CMD x", "{rm,x}", 'bash -c "$S"', "$'\\x72m' x", "r? x"):
+        assert policy.decide(SHELL, {"command": command}).verdict == "ask", command
+    for command in ("git status", "echo rm", "rmdir x", "git log --grep push"):
+        expected = "deny" if "push" in command else "allow"
+        assert policy.decide(SHELL, {"command": command}).verdict == expected, command
