@@ -17,6 +17,7 @@ characters is marked ``pattern``.
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,6 +57,7 @@ RESERVED = frozenset(
     | {"for", "in", "select", "function", "{", "}", "[[", "]]"}
 )
 """Reserved words: as a command name they mean the grammar and bash read the line apart."""
+_BLANK = re.compile(r"(?<!\\)[ \t\n]")
 _SUBSTITUTIONS = frozenset({"command_substitution", "process_substitution"})
 _PATTERN_CHARS = frozenset("*?[]{}~")
 _DOUBLE_QUOTE_ESCAPES = frozenset('$`"\\\n')
@@ -208,8 +210,12 @@ class _Walker:
         if not node.is_named or kind == "comment":
             return None
         if kind in _STRUCTURE:
-            self.children(node)
-            return None
+            last = None
+            for child in node.children:
+                last = self.statement(child) or last
+            # ``a | b >f x``: the grammar hangs the redirection on the pipeline; bash gives it
+            # (and ``x``) to the last command
+            return last if kind == "pipeline" else None
         if kind == "command":
             return self.command(node)
         if kind == "redirected_statement":
@@ -294,6 +300,8 @@ class _Walker:
             return Word(None, raw)
         if kind == "word":
             text, pattern = _unquoted(raw)
+            if _BLANK.search(raw.replace("\\\\", "").replace("\\\n", "")):
+                self.problem(SYNTAX_ERROR)  # a blank inside one word: the grammar misread it
             return Word(text, raw, pattern)
         if kind == "number":
             return Word(raw if raw.isdigit() else None, raw)
@@ -372,8 +380,9 @@ class _Walker:
         target = words[0] if words else None
         if cmd is not None:
             cmd.words.extend(words[1:])  # ``cmd >f x`` passes ``x`` to cmd
-        elif len(words) > 1:
-            self.out.commands.append(Command(words[1:]))  # ``>f cmd x`` runs ``cmd x``
+        elif len(words) > 1:  # words the grammar could not place: bash may run them
+            self.problem(SYNTAX_ERROR)
+            self.out.commands.append(Command(words[1:]))
         if operator in CLOSE_OPERATORS:
             target = None
         self.out.redirects.append(Redirect(operator, target, self._writes(operator, target)))
