@@ -278,13 +278,19 @@ class _DenyCheck:
         return None
 
     def shell(self, words: Sequence[Word], depth: int) -> Rule | None:
+        """``bash … -c SCRIPT …``: every word after the ``-c`` option may be the script
+        (``bash -c -- 'rm x'``, ``bash -csh -c 'rm x'``), so each is read as one."""
         for index, word in enumerate(words[1:], 1):
             text = word.literal
             if text is None:
                 self.doubt("the shell's arguments are computed when it runs")
                 return None
             if text.startswith("-") and not text.startswith("--") and "c" in text:
-                return self.script(words[index + 1 : index + 2], depth)
+                for candidate in words[index + 1 :]:
+                    hit = self.script([candidate], depth)
+                    if hit is not None:
+                        return hit
+                return None
         return None
 
     def script(self, words: Sequence[Word], depth: int) -> Rule | None:

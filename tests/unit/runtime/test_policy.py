@@ -107,12 +107,15 @@ def test_deny_sees_through_wrappers_shells_and_spellings() -> None:
 
 
 def test_long_fuzz_findings_are_denied_or_asked() -> None:
-    """Two lines the first long run of benchmarks/fuzz_shell_rules.py let through: a
-    redirection the grammar hangs on a pipeline (its words belong to the last command), and a
-    word the grammar starts with newlines (bash runs ``rm`` first)."""
+    """Lines the long runs of benchmarks/fuzz_shell_rules.py let through.  First run: a
+    redirection the grammar hangs on a pipeline (its words belong to the last command), a word
+    the grammar starts with newlines (bash runs ``rm`` first).  Second run: ``bash -c`` whose
+    script is not the word right after ``-c``."""
     policy = Policy.from_flags("yolo", [], ["Bash(rm:*)"])
     for command in (
         "command status x=1 |& command <in.txt -- $(echo rm)>&2 status",
         "X=1 timeout 5 rm\n\n\\echo 2<&/dev/null owned",
+        "bash -c -- \"rm\" x",  # second run: the script after '--'
+        "bash -csh -c \"rm y\" 'rm x'",
     ):
         assert policy.decide(SHELL, {"command": command}).verdict != "allow", command
