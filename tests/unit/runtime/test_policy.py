@@ -115,7 +115,7 @@ def test_long_fuzz_findings_are_denied_or_asked() -> None:
     for command in (
         "command status x=1 |& command <in.txt -- $(echo rm)>&2 status",
         "X=1 timeout 5 rm\n\n\\echo 2<&/dev/null owned",
-        "bash -c -- \"rm\" x",  # second run: the script after '--'
+        'bash -c -- "rm" x',  # second run: the script after '--'
         "bash -csh -c \"rm y\" 'rm x'",
     ):
         assert policy.decide(SHELL, {"command": command}).verdict != "allow", command
