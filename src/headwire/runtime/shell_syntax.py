@@ -57,6 +57,8 @@ RESERVED = frozenset(
     | {"for", "in", "select", "function", "{", "}", "[[", "]]"}
 )
 """Reserved words: as a command name they mean the grammar and bash read the line apart."""
+_COMMENT_AFTER = frozenset(b" \t\n;&|()")
+"""Bytes after which a ``#`` starts a word (and so a comment)."""
 _BLANK = re.compile(r"(?<!\\)[ \t\n]")
 _SUBSTITUTIONS = frozenset({"command_substitution", "process_substitution"})
 _PATTERN_CHARS = frozenset("*?[]{}~")
@@ -207,7 +209,11 @@ class _Walker:
             self.problem(SYNTAX_ERROR)
             self.children(node)
             return None
-        if not node.is_named or kind == "comment":
+        if kind == "comment":
+            if not self.comment_starts_a_word(node.start_byte):
+                self.problem(SYNTAX_ERROR)  # ``status\<newline>#x; rm y``: no comment in bash
+            return None
+        if not node.is_named:
             return None
         if kind in _STRUCTURE:
             last = None
@@ -235,6 +241,14 @@ class _Walker:
         self.problem(f"it uses {kind.replace('_', ' ')}")
         self.children(node)
         return None
+
+    def comment_starts_a_word(self, at: int) -> bool:
+        """Whether bash reads a ``#`` at byte ``at`` as a comment: at the start of a word,
+        after any line continuations (backslash-newline) are removed."""
+        i = at
+        while i >= 2 and self.source[i - 2 : i] == b"\\\n":
+            i -= 2
+        return i == 0 or self.source[i - 1] in _COMMENT_AFTER
 
     def children(self, node: Any) -> None:
         for child in node.children:

@@ -86,3 +86,11 @@ def test_any_text_is_analyzed_without_raising(line: str) -> None:
 
 def test_syntax_error_marker() -> None:
     assert SYNTAX_ERROR in analyze("echo (").problems
+
+
+def test_a_hash_after_a_line_continuation_is_not_a_comment() -> None:
+    """Third long fuzz run: ``git status\\<newline>#x; rm y`` is ``git status#x; rm y`` to
+    bash; the grammar reads a comment there, so the line is not understood."""
+    assert not analyze("git status\\\n#x; rm y").understood
+    assert analyze("echo a # comment; rm y").understood
+    assert analyze("echo a\\\n # comment").understood
