@@ -17,6 +17,7 @@ characters is marked ``pattern``.
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -254,9 +255,20 @@ class _Walker:
         for child in node.children:
             self.statement(child)
 
+    def one_line(self, node: Any) -> None:
+        """A newline between the parts of one command means the grammar joined two commands
+        (``echo 0<newline>exec rm``); bash runs them apart."""
+        children = node.children
+        for left, right in itertools.pairwise(children):
+            gap = self.source[left.end_byte : right.start_byte].replace(b"\\\n", b"")
+            if b"\n" in gap:
+                self.problem(SYNTAX_ERROR)
+                return
+
     def command(self, node: Any) -> Command:
         cmd = Command()
         self.out.commands.append(cmd)
+        self.one_line(node)
         pieces: list[Any] = []
         for index, child in enumerate(node.children):
             name = node.field_name_for_child(index)
@@ -375,6 +387,7 @@ class _Walker:
             self.children(node)
 
     def file_redirect(self, node: Any, cmd: Command | None) -> None:
+        self.one_line(node)
         operator = ""
         targets: list[Any] = []
         for index, child in enumerate(node.children):

@@ -94,3 +94,11 @@ def test_a_hash_after_a_line_continuation_is_not_a_comment() -> None:
     assert not analyze("git status\\\n#x; rm y").understood
     assert analyze("echo a # comment; rm y").understood
     assert analyze("echo a\\\n # comment").understood
+
+
+def test_a_newline_inside_one_command_means_two_commands() -> None:
+    """Fourth long fuzz run: the grammar joined ``echo 0<newline>exec rm`` into one command
+    (inside ``x || a | b | echo 0``); bash runs ``exec rm``.  Not understood."""
+    line = "x || command |nohup rm-- '$x' | echo 0\nexec rm<in.txt"
+    assert not analyze(line).understood
+    assert analyze("echo x >f\nrm y").understood
