@@ -235,6 +235,8 @@ def test_build_check_install_and_quick_start(tmp_path: Path) -> None:
         "nbformat",
         "markdownify",
         "beautifulsoup4",
+        "tree-sitter",
+        "tree-sitter-bash",
     }
     assert "headwire = headwire.cli.main:main" in entry_points
 

@@ -241,9 +241,15 @@ class SubagentFinished:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SubagentFailed:
-    """A subagent failed or was cancelled mid-turn (upstream's interim error ``result``)."""
+    """A subagent failed or was cancelled mid-turn (upstream's interim error ``result``).
+
+    ``call_id``: the ``agent`` call whose subagent failed; headwire's interim ``result`` carries
+    it as ``parent_tool_use_id`` (upstream sends none, which makes it look like the end of the
+    turn).
+    """
 
     message: str
+    call_id: str
     parent: str | None = None
 
 

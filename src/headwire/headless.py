@@ -308,11 +308,11 @@ class HeadlessEmitter:
         )
 
     def _subagent_failed(self, e: ev.SubagentFailed) -> None:
-        self.out(
-            m.subagent_error_result(
-                uuid=self.new_uuid(), session_id=self.session_id, message=e.message
-            )
+        result = m.subagent_error_result(
+            uuid=self.new_uuid(), session_id=self.session_id, message=e.message
         )
+        result["parent_tool_use_id"] = e.call_id  # interim: not the end of the turn
+        self.out(result)
 
     def _recording_degraded(self, e: ev.RecordingDegraded) -> None:
         self.out(

@@ -92,7 +92,9 @@ def test_subagent_failure_emits_error_result_and_parent_continues(tmp_path: Path
     assert proc.returncode == 0, proc.stderr
     messages = json.loads(proc.stdout)
     errors = [m for m in messages if m["type"] == "result" and m["is_error"]]
-    assert len(errors) == 1 and "parent_tool_use_id" not in errors[0]
+    agent_call = messages[[m["type"] for m in messages].index("assistant")]["message"]["content"][0]
+    # upstream sends this interim result without parent_tool_use_id; headwire marks it
+    assert len(errors) == 1 and errors[0]["parent_tool_use_id"] == agent_call["id"]
     assert errors[0]["error"]["message"] == "model exploded"
     assert messages[-1]["result"] == "done"
 
@@ -106,7 +108,9 @@ def test_user_defined_agent_and_depth_limit(tmp_path: Path) -> None:
     call = {"tool": "agent", "args": {"description": "d", "prompt": "p", "subagent_type": "lister"}}
     nested = {"tool": "agent", "args": {"description": "d", "prompt": "p"}}
     path = script(tmp_path, call, nested, {"text": "child done"}, {"text": "done"})
-    proc = run_cli(["--script", path, "--yolo", "-o", "json", "-p", "x"], tmp_path)
+    proc = run_cli(
+        ["--script", path, "--yolo", "--trust-project", "-o", "json", "-p", "x"], tmp_path
+    )
     messages = json.loads(proc.stdout)
     assert "lister" in messages[0]["agents"]
     inner = [

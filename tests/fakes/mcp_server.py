@@ -13,6 +13,8 @@ Modes (first argument):
 * ``fail-startup``: write a note to stderr and exit 1 before speaking MCP;
 * ``malformed``: a hand-written JSON-RPC loop whose ``tools/call`` result is not a
   ``CallToolResult`` (``content`` is a string);
+* ``schema``: the same loop listing the tools of ``$FAKE_MCP_SCHEMAS`` (``{"name": schema}``)
+  with exactly those input schemas, each call answering ``called NAME``;
 * ``stubborn``: like ``stdio`` but ignores SIGTERM and stdin EOF (so shutdown must kill it).
 """
 
@@ -116,13 +118,20 @@ def _reply(msg_id: Any, result: Any) -> None:
     sys.stdout.flush()
 
 
-def _serve_malformed() -> None:
-    """Just enough JSON-RPC to connect and list one tool whose results are malformed."""
-    tool = {
-        "name": "broken",
-        "description": "Returns a malformed result.",
-        "inputSchema": {"type": "object", "properties": {}},
-    }
+def _serve_malformed(schemas: dict[str, Any] | None = None) -> None:
+    """Just enough JSON-RPC to connect and list one tool whose results are malformed; with
+    ``schemas`` (mode ``schema``), one tool per entry with that ``inputSchema`` whose calls
+    answer ``called NAME``."""
+    tools = [
+        {"name": name, "description": "A tool with a given schema.", "inputSchema": schema}
+        for name, schema in (schemas or {}).items()
+    ] or [
+        {
+            "name": "broken",
+            "description": "Returns a malformed result.",
+            "inputSchema": {"type": "object", "properties": {}},
+        }
+    ]
     for line in sys.stdin:
         if not line.strip():
             continue
@@ -140,7 +149,10 @@ def _serve_malformed() -> None:
                 },
             )
         elif method == "tools/list":
-            _reply(msg_id, {"tools": [tool]})
+            _reply(msg_id, {"tools": tools})
+        elif method == "tools/call" and schemas:
+            name = msg["params"]["name"]
+            _reply(msg_id, {"content": [{"type": "text", "text": f"called {name}"}]})
         elif method == "tools/call":
             _reply(msg_id, {"content": "this should have been a list", "isError": "maybe"})
         else:
@@ -161,6 +173,9 @@ def main(argv: list[str]) -> None:
         sys.exit(1)
     if mode == "malformed":
         _serve_malformed()
+        return
+    if mode == "schema":  # FAKE_MCP_SCHEMAS: {"tool name": inputSchema, ...}
+        _serve_malformed(json.loads(os.environ["FAKE_MCP_SCHEMAS"]))
         return
     if mode == "http":
         _serve_http()

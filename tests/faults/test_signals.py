@@ -115,7 +115,10 @@ def test_sigterm_headless_json(tmp_path: Path) -> None:
     cli = start(["--script", str(script), "--yolo", "-o", "json", "-p", "go"], tmp_path)
     stopped(cli, signal.SIGTERM, running_tool(cli))
     messages = json_output(bytes(cli.out))  # one array, ending with the error result
-    assert [m["type"] for m in messages] == ["system", "assistant", "result"]
+    # the cancelled call is answered on the wire too: every tool_use shown gets a tool_result
+    assert [m["type"] for m in messages] == ["system", "assistant", "user", "result"]
+    block = messages[2]["message"]["content"][0]
+    assert block["is_error"] is True and block["content"] == "Operation cancelled."
     check_error_result(messages[-1])
     check_cancelled_recording(cli.home)
 

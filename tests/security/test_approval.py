@@ -217,30 +217,25 @@ def test_allowed_tool_names_are_exact(tmp_path: Path) -> None:
     assert _effects(proj, "names") == [True, False, False]
 
 
-def test_shell_segments_unit() -> None:
-    """The splitter behind the prefix rules (quotes are not parsed: only ever stricter)."""
-    from headwire.runtime.permissions import shell_segments
+def test_parsed_commands_unit() -> None:
+    """The parser behind the command rules: every command of the line, quotes understood."""
+    from headwire.runtime.shell_syntax import analyze
 
-    assert shell_segments("ls -la") == ["ls -la"]
-    assert shell_segments("ls && git status; pwd | wc -l & echo x || true") == [
-        "ls",
-        "git status",
-        "pwd",
-        "wc -l",
-        "echo x",
-        "true",
+    def names(command: str) -> list[list[str | None]]:
+        return [[w.literal for w in c.words] for c in analyze(command).commands]
+
+    assert names("ls -la") == [["ls", "-la"]]
+    assert names("ls && git status; pwd | wc -l & echo x || true") == [
+        ["ls"],
+        ["git", "status"],
+        ["pwd"],
+        ["wc", "-l"],
+        ["echo", "x"],
+        ["true"],
     ]
-    assert shell_segments("make 2>&1 >/dev/null") == ["make"]
-    assert shell_segments("echo 'a;b'") == ["echo 'a", "b'"]
-    for command in (
-        "echo $(id)",
-        "echo `id`",
-        "diff <(ls) <(ls)",
-        "tee >(cat)",
-        "ls > out",
-        "ls >> out",
-        "ls 2> err",
-        "ls >/dev/nullx",
-        "ls &>out",
-    ):
-        assert shell_segments(command) is None, command
+    assert names("echo 'a;b'") == [["echo", "a;b"]]
+    assert not analyze("make 2>&1 >/dev/null").writes_file
+    for command in ("ls > out", "ls >> out", "ls 2> err", "ls >/dev/nullx", "ls &>out", "ls >&1x"):
+        assert analyze(command).writes_file, command
+    for command in ("echo $(id)", "echo `id`", "diff <(id) <(id)", "tee >(id)"):
+        assert ["id"] in names(command), command

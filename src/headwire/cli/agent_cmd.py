@@ -121,10 +121,12 @@ def run_agent(argv: list[str]) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     apply_compat(args)
+    from headwire.cli.permission_flags import policy_from_args
     from headwire.cli.settings_apply import prepare
 
     try:
         prepare(args, Path.cwd())
+        policy_from_args(args, Path.cwd())  # permission rules are checked before anything runs
     except UsageError as exc:
         warn(f"headwire: {exc}")
         return ExitCode.USAGE

@@ -176,8 +176,11 @@ async def build_runtime(
     ``acp_servers``: the ``mcpServers`` an ACP client sent (then the settings files and
     ``--mcp-config`` are not read).
     """
+    from headwire.cli.permission_flags import core_names, policy_from_args
+    from headwire.cli.project_trust import project_agents_dir
     from headwire.cli.settings_apply import apply_settings, inline_agents, is_trusted, settings_for
     from headwire.runtime.context_files import load_context
+    from headwire.runtime.rules import split_rules
     from headwire.runtime.tools.toolset import ToolOptions, session_tools
 
     settings = settings_for(args, cwd)
@@ -186,19 +189,20 @@ async def build_runtime(
     model = build_model(args)
     closers: list[Closer] = [lambda: close_model(model)]
     try:
-        exclude = split_list(args.exclude_tools)
-        core = split_list(args.core_tools)
+        policy = policy_from_args(args, cwd)
+        core = core_names(args)
         options = ToolOptions(
             list_directory=settings.list_directory_enabled,
             todo_write=settings.todo_write_enabled,
             web_fetch_allow_private=settings.web_fetch_allow_private,
             todo_dir=root / "todos",
         )
-        tools = session_tools(options, core or None, exclude or None)
-        agents = load_agents(root / "agents", cwd / ".headwire" / "agents", warn)
+        tools = session_tools(options, core or None, split_rules(args.exclude_tools) or None)
+        agents = load_agents(root / "agents", project_agents_dir(args, root, cwd), warn)
         agents.update(inline_agents(args))
         depth = max(0, args.max_subagent_depth)
-        if depth > 0 and "agent" not in exclude and (not core or "agent" in core):
+        wants_agent = not core or "agent" in core
+        if depth > 0 and wants_agent and not policy.excludes("agent"):
             tools.append(AgentTool(agents))
         extra, statuses, close_mcp = await _mcp_tools(args, cwd, acp_servers, settings)
         if close_mcp is not None:
@@ -213,8 +217,7 @@ async def build_runtime(
         session_id=plan.session_id,
         cwd=cwd,
         model_name=model.name,
-        approval_mode=approval_mode(args),
-        allowed_tools=tuple(split_list(args.allowed_tools)),
+        policy=policy,
         max_session_turns=args.max_session_turns,
         system_prompt=args.system_prompt,
         append_system_prompt=args.append_system_prompt,
@@ -225,7 +228,7 @@ async def build_runtime(
         agent_names=tuple(agents),
         mcp_statuses=statuses,
         context_text=load_context(
-            cwd, root, settings.context_file_names, trusted=is_trusted(cwd), note=warn
+            cwd, root, settings.context_file_names, trusted=is_trusted(cwd, args), note=warn
         ),
     )
     recorder = Recorder(root, cwd, plan.session_id)

@@ -14,7 +14,7 @@ import inspect
 import sys
 from types import ModuleType
 
-from headwire.cli import bound_cmd, doctor_cmd, flags, schema_cmd, sessions_cmd
+from headwire.cli import bound_cmd, doctor_cmd, flags, schema_cmd, sessions_cmd, trust_cmd
 
 GENERATOR = "python -m headwire.cli.docs > docs/cli.md"
 
@@ -132,6 +132,7 @@ def render() -> str:
     lines += _section(bound_cmd._parser(), bound_cmd)
     lines += _section(schema_cmd._parser(), schema_cmd)
     lines += _section(doctor_cmd._parser(), doctor_cmd)
+    lines += _section(trust_cmd._parser(), trust_cmd)
     return "\n".join(lines).rstrip("\n") + "\n"
 
 

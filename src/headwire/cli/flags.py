@@ -99,11 +99,35 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("-y", "--yolo", action="store_true", help="approve every tool call")
     p.add_argument(
-        "--core-tools", action="append", metavar="TOOLS", help="only these tools (comma-separated)"
+        "--core-tools",
+        action="append",
+        metavar="TOOLS",
+        help="only these built-in tools (comma-separated)",
     )
-    p.add_argument("--exclude-tools", action="append", metavar="TOOLS", help="remove these tools")
     p.add_argument(
-        "--allowed-tools", action="append", metavar="TOOLS", help="run these without asking"
+        "--exclude-tools",
+        action="append",
+        metavar="TOOLS",
+        help="remove these tools, or deny shell commands: 'run_shell_command(rm)' "
+        "(enforced in every mode, --yolo too)",
+    )
+    p.add_argument(
+        "--trust-project",
+        action="store_true",
+        help="use this folder's own MCP servers, agent definitions, context files and trusted "
+        "settings (.headwire/) for this run; also HEADWIRE_TRUST_PROJECT=1 or 'headwire trust'",
+    )
+    p.add_argument(
+        "--allow-protected-writes",
+        action="store_true",
+        help="let the file tools write .git/ and .headwire/ (refused otherwise, in every mode)",
+    )
+    p.add_argument(
+        "--allowed-tools",
+        action="append",
+        metavar="TOOLS",
+        help="run these without asking: tool names, or shell rules such as "
+        "'run_shell_command(git status)' (see docs/security.md)",
     )
     p.add_argument(
         "--max-session-turns",

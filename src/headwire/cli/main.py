@@ -2,7 +2,8 @@
 
 ``headwire bound ...`` runs the stream filter, ``headwire sessions ...`` lists, shows, exports
 and prunes recorded sessions, ``headwire schema ...`` prints the wire's JSON Schema,
-``headwire doctor ...`` probes a model endpoint; anything else is the headless agent.  Imports
+``headwire doctor ...`` probes a model endpoint,
+``headwire trust`` edits the trusted folders; anything else is the headless agent.  Imports
 are deferred so that ``headwire --version`` starts fast.
 """
 
@@ -30,6 +31,10 @@ def main(argv: list[str] | None = None) -> int:
         from headwire.cli.sessions_cmd import run_sessions
 
         return run_sessions(args[1:])
+    if args[:1] == ["trust"]:
+        from headwire.cli.trust_cmd import run_trust
+
+        return run_trust(args[1:])
     if args[:1] in (["--version"], ["-v"]) and len(args) == 1:
         from headwire import __version__
 

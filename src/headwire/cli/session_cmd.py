@@ -48,6 +48,7 @@ from headwire.io.stdio import warn
 from headwire.io.writer import WireWriter
 from headwire.protocol import messages as m
 from headwire.protocol import session_control as sc
+from headwire.runtime.answers import permission_answer
 from headwire.runtime.permissions import Decision, denial_message
 from headwire.runtime.tools.base import ApprovalMode, Tool
 from headwire.transports import StreamJsonTransport
@@ -211,7 +212,7 @@ class Session:
         """Ask the client with ``can_use_tool``; no answer in time, or no client, is a denial."""
         if self.control.mode is not sc.Mode.SDK:
             mode = self.runtime.agent.config.approval_mode
-            return Decision(allow=False, message=denial_message(tool, mode))
+            return Decision(allow=False, message=denial_message(tool, mode, args))
         if self.input_closed or self.writer.closed:
             return Decision(
                 allow=False,
@@ -261,27 +262,13 @@ class Session:
             self.perform([cancel])
 
     def _decision(self, tool: Tool, body: m.JsonDict) -> Decision:
-        if body.get("subtype") != "success":
-            error = body.get("error")
-            text = error.get("message") if isinstance(error, dict) else error
-            return Decision(
-                allow=False,
-                message=sc.as_text(text or f'Permission to use "{tool.name}" was denied.'),
-            )
-        answer = body.get("response")
-        answer = answer if isinstance(answer, dict) else {}
-        if answer.get("behavior") == "allow":
-            updated = answer.get("updatedInput")
-            return Decision(
-                allow=True, updated_input=updated if isinstance(updated, dict) else None
-            )
-        interrupt = bool(answer.get("interrupt"))
-        if interrupt:
+        """The client's answer, checked where it enters (:mod:`headwire.runtime.answers`)."""
+        decision, problem = permission_answer(tool.name, body)
+        if problem is not None:
+            warn(f"headwire: can_use_tool answer for {tool.name} refused: {problem}")
+        if decision.interrupt:
             self._interrupt_current()
-        message = answer.get("message")
-        return Decision(
-            allow=False, message=sc.as_text(message) if message else None, interrupt=interrupt
-        )
+        return decision
 
     def _blocked_path(self, args: dict[str, Any]) -> str | None:
         """The path argument when it lies outside the workspace (Claude's meaning), else null."""

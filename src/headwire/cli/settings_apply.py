@@ -31,11 +31,13 @@ from headwire.runtime.storage import data_dir
 _CACHE_ATTR = "_headwire_settings"
 
 
-def is_trusted(cwd: Path) -> bool:
-    """Whether the folder ``cwd`` is trusted: its project settings may then set the keys that
-    run code or reach the network, and its context files are read.  Every folder is trusted
-    until a trust model decides otherwise; this is the one place that decision is made."""
-    return True
+def is_trusted(cwd: Path, args: argparse.Namespace | None = None) -> bool:
+    """Whether the folder ``cwd`` is trusted (:mod:`headwire.runtime.trust`: the user's trust
+    list, ``--trust-project`` or ``HEADWIRE_TRUST_PROJECT=1``): its project settings may then
+    set the keys that run code or reach the network, and its context files are read."""
+    from headwire.runtime.trust import is_trusted as trusted
+
+    return trusted(cwd, data_dir(), flag=bool(getattr(args, "trust_project", False)))
 
 
 def _read_text(flag: str, value: str, cwd: Path) -> str:
@@ -89,7 +91,7 @@ def prepare(args: argparse.Namespace, cwd: Path) -> Settings:
         path = Path(os.path.expanduser(args.settings.strip()))
         args.settings = str(path if path.is_absolute() else cwd / path)
     try:
-        settings = load_settings(data_dir(), cwd, args.settings, trusted=is_trusted(cwd))
+        settings = load_settings(data_dir(), cwd, args.settings, trusted=is_trusted(cwd, args))
     except SettingsError as exc:
         raise UsageError(str(exc)) from None
     from headwire.runtime.mcp.config import parse_mcp_servers
@@ -115,7 +117,7 @@ def settings_for(args: argparse.Namespace, cwd: Path) -> Settings:
         settings: Settings = cached[1]
         return settings
     try:
-        return load_settings(data_dir(), cwd, args.settings, trusted=is_trusted(cwd))
+        return load_settings(data_dir(), cwd, args.settings, trusted=is_trusted(cwd, args))
     except SettingsError as exc:
         raise UsageError(str(exc)) from None
 

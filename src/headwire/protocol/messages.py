@@ -211,8 +211,10 @@ def result_error(
 class InterimResult(dict[str, Any]):
     """A ``result`` that does not end the run: a subagent's failure, emitted mid-stream.
 
-    On the wire it is an ordinary error ``result`` without ``parent_tool_use_id``; transports
-    use the type to keep JSON mode's array open and Text mode's stdout quiet.
+    On the wire it is an ordinary error ``result``; upstream sends it without
+    ``parent_tool_use_id``, headwire's ``agent`` tool adds the agent call's id so that clients
+    can tell it from the turn's own ``result``.  Transports use the type to keep JSON mode's
+    array open and Text mode's stdout quiet.
     """
 
 

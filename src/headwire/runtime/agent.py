@@ -39,7 +39,8 @@ from headwire.runtime.models.base import (
     ToolCall,
     Usage,
 )
-from headwire.runtime.permissions import Decision, denial_message, verdict
+from headwire.runtime.permissions import Decision
+from headwire.runtime.policy import Policy
 from headwire.runtime.prompt import build_system_prompt
 from headwire.runtime.tools.base import ApprovalMode, ArtifactSink, Tool, ToolContext, ToolOutcome
 from headwire.runtime.tools.output import model_text
@@ -68,8 +69,9 @@ class AgentConfig:
     session_id: str
     cwd: Path
     model_name: str
-    approval_mode: ApprovalMode = "default"
-    allowed_tools: tuple[str, ...] = ()
+    policy: Policy = field(default_factory=Policy)
+    """The live permission policy, shared by reference with subagents and the session's
+    mode changes (``approval_mode`` and ``allowed_tools`` read and write it)."""
     max_session_turns: int = -1
     system_prompt: str | None = None
     append_system_prompt: str | None = None
@@ -85,6 +87,24 @@ class AgentConfig:
     """``system/init``'s ``mcp_servers``: the live ``[{"name", "status"}]`` of the servers."""
     context_text: str = ""
     """The context files (QWEN.md, AGENTS.md) as joined by :mod:`headwire.runtime.context_files`."""
+
+    @property
+    def approval_mode(self) -> ApprovalMode:
+        """The approval mode in force now (the policy's)."""
+        return self.policy.mode
+
+    @approval_mode.setter
+    def approval_mode(self, mode: ApprovalMode) -> None:
+        self.policy.mode = mode
+
+    @property
+    def allowed_tools(self) -> tuple[str, ...]:
+        """The allow rules as written."""
+        return tuple(rule.text for rule in self.policy.allow_rules)
+
+    @allowed_tools.setter
+    def allowed_tools(self, rules: tuple[str, ...]) -> None:
+        self.policy.set_allow(rules)
 
 
 DEFAULT_SYSTEM_PROMPT = (
@@ -206,8 +226,7 @@ class Agent:
                 calls, last_text = await self._model_call(stats)
                 if not calls:
                     break
-                for call in calls:
-                    await self._run_tool(call, stats)
+                await self._run_calls(calls, stats)
         except TurnLimitExceeded as exc:
             error = str(exc)
         except ModelError as exc:
@@ -241,8 +260,7 @@ class Agent:
             calls, text = await self._model_call(stats)
             if not calls:
                 return text, stats.tool_calls
-            for call in calls:
-                await self._run_tool(call, stats)
+            await self._run_calls(calls, stats)
 
     def _prompt(self, prompt: str) -> None:
         message = {"role": "user", "content": prompt}
@@ -372,6 +390,44 @@ class Agent:
 
     # -- tools ------------------------------------------------------------------------------
 
+    async def _run_calls(self, calls: list[ToolCall], stats: _Stats) -> None:
+        """Run one model message's calls in order.  When the turn is cancelled, the running
+        call and every later one finish with an "Operation cancelled." result (published like
+        any other, so every wire and the recording answer every ``tool_use`` they showed, a
+        subagent's with its ``parent``)."""
+        for index, call in enumerate(calls):
+            try:
+                await self._run_tool(call, stats)
+            except asyncio.CancelledError:
+                for pending in calls[index:]:
+                    self._cancelled_result(pending, announced=pending is call)
+                raise
+
+    def _cancelled_result(self, call: ToolCall, *, announced: bool) -> None:
+        """A call the cancellation cut off (``announced``: its ``ToolCallPending`` went out; the
+        only suspension after it is the tool's run, so it has no result yet)."""
+        if not announced:
+            self.events(
+                ev.ToolCallPending(
+                    call_id=call.call_id, name=call.name, args=call.args, parent=self.parent
+                )
+            )
+        self.conversation.append(
+            {"role": "tool", "tool_call_id": call.call_id, "content": CANCELLED_MESSAGE}
+        )
+        response = ev.ToolResponse(
+            call_id=call.call_id,
+            name=call.name,
+            args=call.args,
+            error=CANCELLED_MESSAGE,
+            error_type="cancelled",
+        )
+        self.events(
+            ev.ToolFinished(
+                response=response, model_text=CANCELLED_MESSAGE, artifact=None, parent=self.parent
+            )
+        )
+
     async def _run_tool(self, call: ToolCall, stats: _Stats) -> None:
         await asyncio.sleep(0)  # a suspension point: a cancelled turn stops here
         started = time.monotonic()
@@ -388,7 +444,7 @@ class Agent:
         response = ev.ToolResponse(
             call_id=call.call_id,
             name=call.name,
-            args=call.args,
+            args=call.args if outcome.ran_input is None else outcome.ran_input,
             output=None if failed else text,
             part_error=text if failed and outcome.llm_text else None,
             error=outcome.error,
@@ -413,8 +469,8 @@ class Agent:
         if problem is not None:
             return ToolOutcome(llm_text=problem, error=problem, error_type="invalid_tool_params")
         args = call.args
-        decision = verdict(tool, args, self.config.approval_mode, self.config.allowed_tools)
-        if decision == "ask" and self.ask is not None:
+        ruling = self.config.policy.decide(tool, args)
+        if ruling.verdict == "ask" and self.ask is not None:
             answer = await self.ask(tool, call.call_id, args)
             if answer.interrupt:
                 self.cancelled.set()
@@ -422,9 +478,12 @@ class Agent:
                 msg = answer.message or f'Permission to use "{tool.name}" was denied by the user.'
                 return ToolOutcome(llm_text=msg, error=msg, error_type=EXECUTION_DENIED)
             if answer.updated_input is not None:
+                refused = self.config.policy.check_updated(tool, answer.updated_input)
+                if refused is not None:
+                    return refused
                 args = answer.updated_input
-        elif decision != "allow":
-            msg = denial_message(tool, self.config.approval_mode)
+        elif ruling.verdict != "allow":
+            msg = ruling.message or f'Tool "{tool.name}" was denied.'
             return ToolOutcome(llm_text=msg, error=msg, error_type=EXECUTION_DENIED)
         ctx = ToolContext(
             cwd=self.config.cwd,
@@ -432,6 +491,7 @@ class Agent:
             cancelled=self.cancelled,
             timeout_s=self.config.tool_timeout_s,
             workspace_dirs=self.config.workspace_dirs,
+            allow_protected_writes=self.config.policy.allow_protected_writes,
             call_id=call.call_id,
             owner=self,
             progress=lambda content: self.events(
@@ -439,12 +499,15 @@ class Agent:
             ),
         )
         self.events(
-            ev.ToolStarted(call_id=call.call_id, name=call.name, args=call.args, parent=self.parent)
+            ev.ToolStarted(call_id=call.call_id, name=call.name, args=args, parent=self.parent)
         )
         try:
-            return await tool.run(args, ctx)
+            outcome = await tool.run(args, ctx)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # a crashing tool is a tool error, never a crashed session
             msg = f"Tool {tool.name} failed: {type(exc).__name__}: {exc}"
-            return ToolOutcome(llm_text=msg, error=msg, error_type="execution_failed")
+            outcome = ToolOutcome(llm_text=msg, error=msg, error_type="execution_failed")
+        if args is not call.args and args != call.args:
+            outcome.ran_input = args  # recorded as what ran (a client's updatedInput)
+        return outcome

@@ -34,6 +34,7 @@ import orjson
 
 from headwire.errors import SDKError
 from headwire.sdk.messages import (
+    AssistantMessage,
     ControlCancelRequest,
     ControlRequest,
     ControlResponse,
@@ -42,6 +43,8 @@ from headwire.sdk.messages import (
     MessageParseError,
     ResultMessage,
     SystemMessage,
+    ToolUseBlock,
+    UserMessage,
     parse_message,
     user_input,
 )
@@ -164,6 +167,20 @@ def build_args(options: Options) -> list[str]:
 
 
 _REQUEST_IDS = itertools.count(1)
+
+
+AGENT_TOOL_NAMES = frozenset({"agent", "task", "Agent", "Task"})
+
+
+def track_agent_calls(message: Message, open_agents: set[str]) -> None:
+    """Keep ``open_agents`` = the main agent's ``agent`` calls that have no result yet."""
+    if isinstance(message, AssistantMessage) and message.parent_tool_use_id is None:
+        for block in message.content:
+            if isinstance(block, ToolUseBlock) and block.name in AGENT_TOOL_NAMES:
+                open_agents.add(block.id)
+    elif isinstance(message, UserMessage) and message.parent_tool_use_id is None:
+        for block in message.tool_results:
+            open_agents.discard(block.tool_use_id)
 
 
 def _encode(message: JsonDict) -> bytes:
@@ -328,10 +345,22 @@ class Session:
             yield item
 
     async def receive_turn(self) -> AsyncIterator[Message]:
-        """The messages of the next turn, through its ``result``."""
+        """The messages of the next turn, through its own ``result``.
+
+        A subagent's interim error ``result`` (:attr:`ResultMessage.interim`) is yielded and
+        the turn goes on: it is marked with ``parent_tool_use_id``, or -- from a CLI that does
+        not mark it -- recognised by upstream's shape (an error with ``num_turns`` 0 and
+        ``duration_ms`` 0) while an ``agent`` call of the main agent has no result yet.
+        """
+        open_agents: set[str] = set()
         async for message in self.messages():
+            track_agent_calls(message, open_agents)
+            if isinstance(message, ResultMessage) and not message.interim and open_agents:
+                message.interim = (
+                    message.is_error and message.num_turns == 0 and message.duration_ms == 0
+                )
             yield message
-            if isinstance(message, ResultMessage):
+            if isinstance(message, ResultMessage) and not message.interim:
                 return
         raise ProcessError(
             "the CLI exited before the turn ended"

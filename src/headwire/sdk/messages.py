@@ -161,6 +161,11 @@ class ResultMessage:
     a CLI that writes only ``error``, the list holds that one text).  ``total_cost_usd``,
     ``model_usage`` (the wire's ``modelUsage``), ``structured_output`` and ``stop_reason`` are
     ``None`` when the CLI did not send them.
+
+    ``interim`` marks a subagent's mid-turn error ``result`` (upstream emits one when a
+    subagent fails or is cancelled): it does not end the turn.  headwire marks it with
+    ``parent_tool_use_id``; for a CLI that does not (upstream), :class:`~headwire.sdk.Session`
+    recognises its shape while an ``agent`` call is open.
     """
 
     subtype: str
@@ -181,6 +186,8 @@ class ResultMessage:
     structured_output: Any = None
     stop_reason: str | None = None
     raw: JsonDict = field(default_factory=dict, repr=False)
+    parent_tool_use_id: str | None = None
+    interim: bool = False
 
 
 @dataclass(slots=True)
@@ -383,6 +390,8 @@ def _result(d: JsonDict) -> ResultMessage:
         structured_output=d.get("structured_output"),
         stop_reason=_opt_str(d, "stop_reason"),
         raw=d,
+        parent_tool_use_id=_opt_str(d, "parent_tool_use_id"),
+        interim=_opt_str(d, "parent_tool_use_id") is not None,
     )
 
 

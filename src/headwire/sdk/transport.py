@@ -28,6 +28,12 @@ READ_CHUNK = 4 << 20
 STDERR_TAIL_BYTES = 64 << 10
 """stderr kept for error messages (the last this many bytes)."""
 
+EXIT_QUIET_S = 0.3
+"""After the CLI exited, stdout counts as ended once it stays quiet this long (a grandchild
+that inherited it may hold it open for ever)."""
+EXIT_DRAIN_S = 2.0
+"""After the CLI exited, stdout is read for at most this long."""
+
 
 class TransportError(SDKError):
     """The CLI process could not be started or written to."""
@@ -119,6 +125,8 @@ class SubprocessTransport:
         self._stderr_task: asyncio.Task[None] | None = None
         self._write_lock = asyncio.Lock()
         self._input_closed = False
+        self._exited_at: float | None = None
+        self._gave_up = False
 
     @property
     def returncode(self) -> int | None:
@@ -180,16 +188,61 @@ class SubprocessTransport:
                 await self.process.stdin.wait_closed()
 
     async def lines(self) -> AsyncIterator[bytes]:
-        """Yield stdout lines until EOF (one reader at a time)."""
+        """Yield stdout lines until EOF, or until the CLI exited and its stdout went quiet
+        (one reader at a time)."""
         if self.process is None or self.process.stdout is None:
             raise TransportError("the CLI process is not running")
-        async for line in split_lines(self.process.stdout.read):
+        async for line in split_lines(self._read_while_alive):
             yield line
+        if self._gave_up:
+            self._release_pipes()
+
+    def _release_pipes(self) -> None:
+        """Close our ends of the pipes (a grandchild may hold the others open for ever)."""
+        transport = getattr(self.process, "_transport", None)
+        if transport is not None:
+            with contextlib.suppress(Exception):
+                transport.close()
+
+    async def _read_while_alive(self, size: int) -> bytes:
+        """``stdout.read(size)``; ``b""`` (the end) once the CLI has exited and nothing more
+        comes within :data:`EXIT_QUIET_S` (or :data:`EXIT_DRAIN_S` after the exit)."""
+        proc = self.process
+        assert proc is not None and proc.stdout is not None
+        read = asyncio.ensure_future(proc.stdout.read(size))
+        try:
+            if self._exited_at is None:
+                exited = asyncio.ensure_future(self._exited())
+                try:
+                    await asyncio.wait({read, exited}, return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    exited.cancel()
+                if read.done():
+                    return read.result()
+                self._exited_at = asyncio.get_running_loop().time()
+            left = self._exited_at + EXIT_DRAIN_S - asyncio.get_running_loop().time()
+            try:
+                async with asyncio.timeout(max(0.0, min(EXIT_QUIET_S, left))):
+                    return await asyncio.shield(read)
+            except TimeoutError:
+                self._gave_up = True
+                return b""  # the CLI is gone; whoever still holds its stdout is not the CLI
+        finally:
+            if not read.done():
+                read.cancel()
+
+    async def _exited(self) -> int:
+        """Wait for the process itself to exit.  (asyncio's ``Process.wait`` also waits for
+        every pipe to close, which a grandchild holding stdout or stderr delays for ever.)"""
+        proc = self.process
+        assert proc is not None
+        while proc.returncode is None:
+            await asyncio.sleep(0.05)
+        return proc.returncode
 
     async def wait(self) -> int:
         """Wait for exit (and for stderr to be drained); returns the exit code."""
-        assert self.process is not None
-        code = await self.process.wait()
+        code = await self._exited()
         await self._finish_stderr()
         return code
 
@@ -219,18 +272,19 @@ class SubprocessTransport:
             if proc.returncode is None:
                 try:
                     async with asyncio.timeout(timeout_s):
-                        await proc.wait()
+                        await self._exited()
                 except TimeoutError:
                     with contextlib.suppress(ProcessLookupError):
                         proc.terminate()
                     try:
                         async with asyncio.timeout(3.0):
-                            await proc.wait()
+                            await self._exited()
                     except TimeoutError:
                         with contextlib.suppress(ProcessLookupError):
                             proc.kill()
-                        await proc.wait()
+                        await self._exited()
             await self._finish_stderr()
+            self._release_pipes()
         except BaseException:
             if proc.returncode is None:
                 with contextlib.suppress(ProcessLookupError):

@@ -7,8 +7,14 @@ A user-defined agent is a Markdown file in ``<data dir>/agents/`` or the project
     name: reviewer
     description: Reviews a diff
     tools: read_file, grep_search        # or a YAML list; omitted = every tool
+    approvalMode: plan                   # optional (or Claude's permissionMode)
     ---
     You are a careful reviewer...        # the system prompt
+
+A definition narrows its parent, never widens it: ``tools`` picks among the parent's tools
+(any alias: ``Read``, ``Bash``), and ``approvalMode`` can only make the subagent stricter than
+the parent's mode at each call (``plan`` < ``default`` < ``auto-edit`` < ``yolo``).  Project
+definitions are read only in a trusted folder (:mod:`headwire.runtime.trust`).
 
 Malformed files are skipped with a note (never a crash).
 """
@@ -20,6 +26,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from headwire.errors import ConfigError
+from headwire.runtime.tools.base import ApprovalMode
+
+_MODES: dict[str, ApprovalMode] = {
+    "plan": "plan",
+    "default": "default",
+    "auto-edit": "auto-edit",
+    "autoEdit": "auto-edit",
+    "acceptEdits": "auto-edit",
+    "yolo": "yolo",
+    "bypassPermissions": "yolo",
+    "dontAsk": "default",
+}
 
 GENERAL_PURPOSE_PROMPT = (
     "You are a general-purpose subagent of headwire. Carry out the task you are given with the "
@@ -36,6 +54,8 @@ class AgentDefinition:
     system_prompt: str
     tools: tuple[str, ...] | None = None
     source: str = "built-in"
+    approval_mode: ApprovalMode | None = None
+    """The strictest mode the subagent may run in (``None``: its parent's)."""
 
 
 BUILTIN_AGENTS = (
@@ -90,16 +110,23 @@ def parse_agent_file(text: str, source: str) -> AgentDefinition:
     if "tools" in fields:
         tools = _parse_list(fields["tools"], lists.get("tools", []))
     body = "\n".join(lines[end + 1 :]).strip()
-    return AgentDefinition(name, fields.get("description", ""), body, tools, source)
+    raw_mode = fields.get("approvalMode") or fields.get("permissionMode")
+    mode = _MODES.get(raw_mode) if raw_mode else None
+    if raw_mode and mode is None:
+        raise AgentFileError(
+            f"{source}: unknown approvalMode {raw_mode!r}; one of {', '.join(sorted(_MODES))}"
+        )
+    return AgentDefinition(name, fields.get("description", ""), body, tools, source, mode)
 
 
 def load_agents(
-    user_dir: Path, project_dir: Path, warn: Callable[[str], None] | None = None
+    user_dir: Path, project_dir: Path | None, warn: Callable[[str], None] | None = None
 ) -> dict[str, AgentDefinition]:
-    """Built-in agents, then the user's, then the project's (later wins)."""
+    """Built-in agents, then the user's, then the project's (later wins; ``project_dir`` is
+    ``None`` in a folder that is not trusted)."""
     agents = {a.name: a for a in BUILTIN_AGENTS}
     for folder in (user_dir, project_dir):
-        if not folder.is_dir():
+        if folder is None or not folder.is_dir():
             continue
         for path in sorted(folder.glob("*.md")):
             try:

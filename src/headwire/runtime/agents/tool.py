@@ -4,8 +4,9 @@ Every message the subagent produces reaches the wire with ``parent_tool_use_id``
 call's id, in upstream order: ``system/task_started``, the echo of the task prompt as a ``user``
 message, the subagent's ``assistant`` messages and its ``tool_result``s (projected at the same
 emitter boundary as the main agent's), then ``system/task_notification``.  When the subagent fails
-or is cancelled, an error ``result`` without ``parent_tool_use_id`` is emitted as upstream does,
-and the agent call itself fails (or the cancellation propagates to the parent).
+or is cancelled, an interim error ``result`` is emitted as upstream does, marked with the agent
+call's ``parent_tool_use_id`` (upstream leaves it out, which makes it look like the end of the
+turn), and the agent call itself fails (or the cancellation propagates to the parent).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from headwire import events as ev
 from headwire.runtime.agents.definitions import AgentDefinition
 from headwire.runtime.models.base import ModelError
 from headwire.runtime.tools.base import ApprovalMode, ToolContext, ToolKind, ToolOutcome
+from headwire.runtime.tools.registry import canonical_name
 
 if TYPE_CHECKING:
     from headwire.runtime.agent import Agent
@@ -112,7 +114,11 @@ class AgentTool:
         try:
             text, tool_uses = await child.run_subtask(args["prompt"])
         except asyncio.CancelledError:
-            publish(ev.SubagentFailed(message="Task was cancelled", parent=parent.parent))
+            publish(
+                ev.SubagentFailed(
+                    message="Task was cancelled", call_id=call_id, parent=parent.parent
+                )
+            )
             finished("cancelled", tool_uses)
             raise
         except ModelError as exc:
@@ -123,15 +129,15 @@ class AgentTool:
             finished("completed", tool_uses)
             return ToolOutcome(llm_text=text or "(the subagent returned no text)", display=text)
         finished("failed", tool_uses)
-        publish(ev.SubagentFailed(message=message, parent=parent.parent))
+        publish(ev.SubagentFailed(message=message, call_id=call_id, parent=parent.parent))
         return ToolOutcome(
             llm_text=f"Subagent failed: {message}", error=message, error_type="execution_failed"
         )
 
 
 def _spawn(parent: Agent, definition: AgentDefinition, call_id: str) -> Agent:
-    """A child agent sharing the parent's model, event stream, artifacts, permissions and
-    cancellation."""
+    """A child agent sharing the parent's model, event stream, artifacts and cancellation, and
+    its live permission policy (a view never looser than the definition's ``approvalMode``)."""
     from headwire.runtime.agent import Agent
 
     config = dataclasses.replace(
@@ -141,11 +147,16 @@ def _spawn(parent: Agent, definition: AgentDefinition, call_id: str) -> Agent:
         system_prompt=definition.system_prompt or parent.config.system_prompt,
         append_system_prompt=None,
         max_session_turns=-1,
+        policy=parent.config.policy.narrowed(definition.approval_mode),
     )
-    tools = list(parent.tools.values())
+    tools = list(parent.tools.values())  # a definition picks among these, never adds
     if definition.tools is not None:
-        allowed = set(definition.tools)
-        tools = [t for t in tools if t.name in allowed or t.display_name in allowed]
+        allowed = {canonical_name(name) for name in definition.tools}
+        tools = [
+            t
+            for t in tools
+            if canonical_name(t.name) in allowed or t.display_name in definition.tools
+        ]
     if config.depth >= config.max_subagent_depth:
         tools = [t for t in tools if t.name != AGENT_TOOL_NAME]
     return Agent(

@@ -38,6 +38,7 @@ from headwire.runtime.environment import tool_environment
 from headwire.runtime.mcp.config import ServerConfig, TransportKind
 from headwire.runtime.mcp.stdio import ProcessState, StdioLaunch, stdio_transport
 from headwire.runtime.mcp.tool import McpCallError, McpTool, Progress
+from headwire.runtime.schema import schema_problem
 from headwire.runtime.tools.base import Tool
 
 Status = Literal["connecting", "connected", "failed", "disconnected"]
@@ -411,6 +412,13 @@ class McpManager:
                 if cfg.include_tools is not None and spec.name not in cfg.include_tools:
                     continue
                 if spec.name in cfg.exclude_tools:
+                    continue
+                problem = schema_problem(spec.input_schema)
+                if problem is not None:  # checked where it enters: never a crash mid-turn
+                    self.note(
+                        f"headwire: MCP tool '{spec.name}' of server '{conn.name}' is skipped: "
+                        f"its inputSchema is not usable: {problem}"
+                    )
                     continue
                 hints = spec.annotations
                 tool = McpTool(

@@ -3,7 +3,9 @@
 Sources, merged in this order (a later source wins per server name):
 
 1. the settings layers (user ``settings.json``, project ``.headwire/settings.json``,
-   ``--settings``), read and validated by :mod:`headwire.runtime.settings`;
+   ``--settings``), read and validated by :mod:`headwire.runtime.settings` (a project's servers
+   only in a trusted folder, :mod:`headwire.runtime.trust`; their ``$VAR`` never expand
+   headwire's credentials);
 2. each ``--mcp-config`` value, a JSON text or a file path, in the order given.
 
 One entry::
@@ -38,6 +40,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from headwire.errors import ConfigError
+from headwire.runtime.environment import tool_environment
 
 TransportKind = Literal["stdio", "http", "sse"]
 DEFAULT_TIMEOUT_MS = 600_000
@@ -313,17 +316,24 @@ def load_mcp_servers(
 
     ``settings_sources`` are ``(source, settings object)`` pairs in merge order, as
     :meth:`headwire.runtime.settings.Settings.mcp_sources` gives them (the files are read and
-    validated there).  Returns the servers and notes about entries that were skipped
-    (in-process SDK servers); a broken entry raises :class:`McpConfigError` naming its source.
+    validated there, and an untrusted project's servers already left out).  ``$VAR`` in the
+    project's own file never expands headwire's credentials.  Returns the servers and notes
+    about entries that were skipped (in-process SDK servers); a broken entry raises
+    :class:`McpConfigError` naming its source.
     """
+    env = os.environ if env is None else env
     servers: dict[str, ServerConfig] = {}
     warnings: list[str] = []
     sources: list[tuple[str, Any]] = list(settings_sources)
     for value in cli_values or ():
         data, source = parse_mcp_config_arg(value, cwd)
         sources.append((source, data))
+    project_file = os.path.realpath(cwd / ".headwire" / "settings.json")
     for source, data in sources:
-        found, problems = parse_mcp_servers(data, source, env)
+        is_project = os.path.realpath(source) == project_file
+        found, problems = parse_mcp_servers(
+            data, source, tool_environment(env) if is_project else env
+        )
         if problems:
             raise McpConfigError("; ".join(problems))
         warnings += [

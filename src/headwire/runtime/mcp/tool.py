@@ -139,8 +139,15 @@ class McpTool:
         self.timeout_ms = timeout_ms
 
     def validate(self, args: dict[str, Any]) -> str | None:
-        """Check ``args`` against the server's input schema (the common subset)."""
-        return check_args(self.parameters, args)
+        """Check ``args`` against the server's input schema: upstream's coercions ("12" ->
+        12) first, then the whole JSON Schema; never raises (a bad schema is a refusal)."""
+        from headwire.runtime.schema import input_problem
+
+        try:
+            problem = check_args(self.parameters, args)
+        except (TypeError, ValueError, AttributeError, RecursionError) as exc:
+            problem = f"the tool's input schema cannot be applied: {type(exc).__name__}: {exc}"
+        return problem or input_problem(self.parameters, args)
 
     def needs_approval(self, args: dict[str, Any], mode: ApprovalMode) -> bool:
         """Untrusted servers ask unless ``yolo``; plan mode runs only trusted read-only tools."""

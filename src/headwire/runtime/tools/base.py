@@ -37,6 +37,9 @@ class ToolContext:
     cancelled: asyncio.Event = field(default_factory=asyncio.Event)
     timeout_s: float | None = None
     workspace_dirs: tuple[Path, ...] = ()
+    allow_protected_writes: bool = False
+    """Whether the file tools may write ``.git/`` and ``.headwire/`` (``--allow-protected-writes``;
+    see :mod:`headwire.runtime.tools.protected`)."""
     call_id: str = ""
     """The tool call's id (``tool_use.id``)."""
     owner: Any = None
@@ -63,6 +66,9 @@ class ToolOutcome:
     error_type: str | None = None
     artifact: Path | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    ran_input: dict[str, Any] | None = None
+    """The input that actually ran when it differs from the model's (a client's
+    ``updatedInput``); the recording and the wire report this one."""
 
 
 class Tool(Protocol):

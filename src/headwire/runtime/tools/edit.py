@@ -28,6 +28,7 @@ from headwire.runtime.tools.paths import (
     SpecialFile,
     approval_needed,
     check_file_path_args,
+    check_protected,
     denied_outcome,
     failure,
     open_regular_for_reading,
@@ -228,7 +229,7 @@ class EditTool:
         """Apply the edit (in a worker thread)."""
         raw: str = args["file_path"]
         try:
-            path = resolve_in_workspace(raw, ctx)
+            path = check_protected(raw, resolve_in_workspace(raw, ctx), ctx)
         except PathDenied as exc:
             return denied_outcome(exc)
         return await in_thread(lambda: self._edit(raw, path, args), timeout_s=ctx.timeout_s)

@@ -79,6 +79,38 @@ def resolve_in_workspace(raw: str, ctx: ToolContext, *, allow_artifacts: bool = 
     return real
 
 
+PROTECTED_DIRS = {
+    ".git": "the repository's internals (config, hooks), which git runs as code",
+    ".headwire": "headwire's project configuration (MCP servers, agent definitions)",
+}
+"""Folders the file tools never write without ``--allow-protected-writes``, with the reason."""
+
+
+def protected_part(path: Path | str) -> str | None:
+    """The protected folder name (``.git``, ``.headwire``) among ``path``'s components."""
+    for part in Path(path).parts:
+        folded = part.casefold()
+        if folded in PROTECTED_DIRS:
+            return folded
+    return None
+
+
+def check_protected(raw: str, real: Path, ctx: ToolContext) -> Path:
+    """Refuse (:class:`PathDenied`) to write a protected path -- ``.git`` or ``.headwire``
+    anywhere in the requested path or in its resolution ``real`` (a result of
+    :func:`resolve_in_workspace`) -- unless ``ctx.allow_protected_writes``; returns ``real``."""
+    if ctx.allow_protected_writes:
+        return real
+    requested = os.path.normpath(os.path.expanduser(raw))
+    found = protected_part(real) or protected_part(requested)
+    if found is not None:
+        raise PathDenied(
+            f"Refusing to write {raw}: {found}/ is a protected path ({PROTECTED_DIRS[found]}). "
+            "Run headwire with --allow-protected-writes to let the file tools write there."
+        )
+    return real
+
+
 _DIR_FLAGS = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | os.O_CLOEXEC
 
 

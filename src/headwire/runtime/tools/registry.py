@@ -4,8 +4,11 @@ Selection follows Qwen Code 0.24.4's permission manager:
 
 * names are resolved through aliases: the wire name (``run_shell_command``), the display name
   (``Shell``), ``<Display>Tool`` (``ShellTool``), legacy names (``replace``,
-  ``search_file_content``, ``SearchFiles``, ``FindFiles``, ``ReadFolder``) and the Claude-Code
-  style ``Bash``/``Read``/``Write``; a ``(specifier)`` suffix is dropped for ``core``;
+  ``search_file_content``, ``SearchFiles``, ``FindFiles``, ``ReadFolder``) and Claude Code's
+  names (``Bash``, ``Read``, ``Write``, ``Edit``, ``MultiEdit``, ``Glob``, ``Grep``, ``LS``,
+  ``Task``/``Agent``, ``WebFetch``, ``TodoWrite``, ``NotebookEdit``): :data:`ALIASES` is the one
+  table every rule (``--core-tools``, ``--exclude-tools``, ``--allowed-tools``, agent files) goes
+  through; a ``(specifier)`` suffix is dropped for ``core``;
 * ``core`` (non-empty) is an allowlist over the *core* built-ins only: tools outside that set
   (MCP tools, for instance) are never removed by it;
 * ``exclude`` entries without a specifier remove whole tools, with upstream's families: a rule
@@ -90,6 +93,8 @@ _EXTRA_ALIASES = {
     "SearchFiles": "grep_search",
     "FindFiles": "glob",
     "ReadFolder": "list_directory",
+    "LS": "list_directory",
+    "MultiEdit": "edit",
     "TodoWrite": "todo_write",
     "task": "agent",
     "Task": "agent",

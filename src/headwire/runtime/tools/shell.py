@@ -67,29 +67,6 @@ _ANSI = re.compile(
     r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)"  # OSC
     r"|\x1b[@-Z\\-_]"  # two-byte escapes
 )
-_READ_ONLY_COMMANDS = frozenset(
-    {
-        "basename",
-        "cat",
-        "dirname",
-        "du",
-        "echo",
-        "grep",
-        "head",
-        "id",
-        "ls",
-        "pwd",
-        "realpath",
-        "stat",
-        "tail",
-        "true",
-        "uname",
-        "wc",
-        "which",
-        "whoami",
-    }
-)
-_SHELL_SYNTAX = re.compile(r"[;&|<>`$(){}\n\r\\]")
 _EXIT_ONE_OK = frozenset({"grep", "rg", "diff", "test", "[", "[["})
 
 Reason = Literal["exit", "timeout", "cancelled"]
@@ -322,18 +299,12 @@ def is_exit_error(command: str, code: int | None) -> bool:
 
 
 def is_read_only(command: str) -> bool:
-    """A conservative check for commands that only read: a known command, no shell syntax,
-    no absolute, ``~`` or ``..`` arguments (stricter than upstream's AST analysis)."""
-    if _SHELL_SYNTAX.search(command):
-        return False
-    try:
-        tokens = shlex.split(command)
-    except ValueError:
-        return False
-    if not tokens or tokens[0] not in _READ_ONLY_COMMANDS:
-        return False
-    # Stay near the working directory: no absolute, home or parent paths.
-    return not any(t.startswith(("/", "~")) or ".." in t for t in tokens[1:])
+    """Whether the parsed command only runs read-only commands on paths that stay near the
+    working directory (:func:`headwire.runtime.shell_rules.is_read_only_command`; the
+    permission policy also resolves the paths against the workspace)."""
+    from headwire.runtime.shell_rules import is_read_only_command
+
+    return is_read_only_command(command)
 
 
 @dataclass(frozen=True, slots=True)

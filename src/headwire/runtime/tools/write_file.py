@@ -29,6 +29,7 @@ from headwire.runtime.tools.paths import (
     SpecialFile,
     approval_needed,
     check_file_path_args,
+    check_protected,
     check_regular,
     denied_outcome,
     failure,
@@ -173,7 +174,7 @@ class WriteFileTool:
         """Write the file (in a worker thread)."""
         raw: str = args["file_path"]
         try:
-            path = resolve_in_workspace(raw, ctx)
+            path = check_protected(raw, resolve_in_workspace(raw, ctx), ctx)
         except PathDenied as exc:
             return denied_outcome(exc)
         content: str = args["content"]
