@@ -64,7 +64,9 @@ path = Path(sys.argv[1])
 started = time.monotonic()
 ctx = ToolContext(cwd=path.parent, artifacts=NoSink())
 out = asyncio.run(ReadFileTool().run({"file_path": str(path), "limit": 5}, ctx))
-rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+# VmHWM: this process's own peak (ru_maxrss keeps the forking parent's peak across exec)
+hwm = next(l for l in open("/proc/self/status") if l.startswith("VmHWM"))
+rss_mib = int(hwm.split()[1]) // 1024
 print(round(time.monotonic() - started, 2), rss_mib)
 print(out.llm_text[:80])
 """
