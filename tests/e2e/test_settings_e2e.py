@@ -136,7 +136,7 @@ def test_settings_env_core_tools_approval_and_turn_limit(tmp_path: Path) -> None
                 "model": {"maxSessionTurns": 2},
             },
         )
-        proc = run_cli([*FLAGS, "-p", "write it"], tmp_path)
+        proc = run_cli([*FLAGS, "-p", "write it"], tmp_path, HEADWIRE_TRUST_PROJECT="1")
         bodies = list(fake.requests)
     assert proc.returncode == 53, proc.stderr
     assert (proj / "out.txt").read_text() == "x"  # yolo from the settings
@@ -161,8 +161,8 @@ def test_bad_settings_file_is_one_line_naming_file_and_key(tmp_path: Path) -> No
     write(path, '{"model": {"name": "m"},}')
     proc = run_cli(["-m", "scripted", "-p", "hi"], tmp_path)
     assert proc.returncode == 2 and f"{path}: not valid JSON" in proc.stderr
-    write(path, {"mcpServers": {"s": {"args": ["x"]}}})
-    proc = run_cli(["-m", "scripted", "-p", "hi"], tmp_path)
+    write(path, {"mcpServers": {"s": {"args": ["x"]}}})  # read in a trusted folder only
+    proc = run_cli(["-m", "scripted", "-p", "hi"], tmp_path, HEADWIRE_TRUST_PROJECT="1")
     assert proc.returncode == 2 and f"{path}: mcpServers.s: needs 'command'" in proc.stderr
 
 

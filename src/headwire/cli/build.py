@@ -178,7 +178,7 @@ async def build_runtime(
     """
     from headwire.cli.permission_flags import core_names, policy_from_args
     from headwire.cli.project_trust import project_agents_dir
-    from headwire.cli.settings_apply import apply_settings, inline_agents, is_trusted, settings_for
+    from headwire.cli.settings_apply import apply_settings, inline_agents, settings_for
     from headwire.runtime.context_files import load_context
     from headwire.runtime.rules import split_rules
     from headwire.runtime.tools.toolset import ToolOptions, session_tools
@@ -227,9 +227,9 @@ async def build_runtime(
         max_subagent_depth=depth,
         agent_names=tuple(agents),
         mcp_statuses=statuses,
-        context_text=load_context(
-            cwd, root, settings.context_file_names, trusted=is_trusted(cwd, args), note=warn
-        ),
+        # context files are text for the model, read in every folder as upstream does; the
+        # permission rules decide whatever it then asks for
+        context_text=load_context(cwd, root, settings.context_file_names, note=warn),
     )
     recorder = Recorder(root, cwd, plan.session_id)
     events = Broadcast()

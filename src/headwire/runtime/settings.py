@@ -317,13 +317,29 @@ def _drop(data: dict[str, Any], dotted: str) -> bool:
     return False
 
 
+NARROWING_VALUES = {"tools.approvalMode": ("default", "plan")}
+"""Values of trust keys that only take permissions away: an untrusted project may set them."""
+
+
+def _narrows(data: dict[str, Any], dotted: str) -> bool:
+    node: Any = data
+    for part in dotted.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return False
+        node = node[part]
+    return node in NARROWING_VALUES.get(dotted, ())
+
+
 def make_layer(scope: Scope, source: str, data: dict[str, Any], *, trusted: bool) -> SettingsLayer:
     """A validated object as a layer; a project layer loses its user-only keys, and its
-    trust keys unless ``trusted``."""
+    trust keys unless ``trusted`` (a value that only narrows, such as ``tools.approvalMode``
+    ``plan``, is kept)."""
     copy = json.loads(json.dumps(data))
     dropped: list[str] = []
     if scope == "project":
         for dotted in user_only_keys() + (() if trusted else trust_keys()):
+            if not trusted and _narrows(copy, dotted):
+                continue
             if _drop(copy, dotted):
                 dropped.append(dotted)
     return SettingsLayer(scope, source, _freeze(copy), tuple(dropped))

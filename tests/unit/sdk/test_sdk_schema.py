@@ -61,7 +61,7 @@ SHAPES: dict[str, tuple[type, dict[str, str | None]]] = {
 }
 DERIVED = {
     sdk.SystemMessage: {"subtype", "data"},  # data: the payload of system events
-    sdk.ResultMessage: {"result", "error", "errors"},  # one of the two result shapes each
+    sdk.ResultMessage: {"result", "error", "errors", "interim"},  # interim: from parent_tool_use_id
     sdk.ControlRequest: {"subtype"},  # request.subtype, lifted
     sdk.SystemMessage | None: set(),
 }
