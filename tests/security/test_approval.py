@@ -44,12 +44,12 @@ def _calls(proj: Path, tag: str, *, mcp: bool = True) -> list[dict[str, Any]]:
             "name": "write_file",
             "args": {"file_path": str(proj / f"written-{tag}.txt"), "content": "w"},
         },
-        {
+        {  # edits the file just written: the session has seen it (read before write)
             "name": "edit",
             "args": {
-                "file_path": str(proj / f"target-{tag}.txt"),
-                "old_string": "before",
-                "new_string": "after",
+                "file_path": str(proj / f"written-{tag}.txt"),
+                "old_string": "w",
+                "new_string": "after\n",
             },
         },
         {"name": "run_shell_command", "args": {"command": f"touch shell-ran-{tag}"}},
@@ -64,7 +64,8 @@ def _effects(proj: Path, tag: str) -> list[bool]:
     """Whether the write, the edit and the shell command of ``tag`` happened."""
     return [
         (proj / f"written-{tag}.txt").exists(),
-        (proj / f"target-{tag}.txt").read_text() == "after\n",
+        (proj / f"written-{tag}.txt").exists()
+        and (proj / f"written-{tag}.txt").read_text() == "after\n",
         (proj / f"shell-ran-{tag}").exists(),
     ]
 

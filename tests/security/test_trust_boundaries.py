@@ -274,13 +274,17 @@ def test_file_tools_refuse_protected_paths(tmp_path: Path) -> None:
         {"name": "write_file", "args": {"file_path": str(proj / p), "content": "x"}}
         for p in (".git/hooks/pre-commit", ".headwire/settings.json", ".GIT/x", "sub/.git/config")
     ]
+    read = {"name": "read_file", "args": {"file_path": str(proj / ".git" / "config")}}
     turns = [{"tools": [edit, *writes]}, {"text": "done"}]
+    allowed_turns = [{"tools": [read, edit, *writes]}, {"text": "done"}]  # read before edit
     blocks = _blocks(_messages(_run(tmp_path, turns, "--yolo")))
     assert all(b["is_error"] and "protected path" in b["content"] for b in blocks), blocks
     assert (proj / ".git" / "config").read_text() == config
     assert not (proj / ".git" / "hooks" / "pre-commit").exists()
     assert not (proj / ".headwire").exists()
-    allowed = _blocks(_messages(_run(tmp_path, turns, "--yolo", "--allow-protected-writes")))
+    allowed = _blocks(
+        _messages(_run(tmp_path, allowed_turns, "--yolo", "--allow-protected-writes"))
+    )
     assert not any(b["is_error"] for b in allowed), allowed
     assert "fsmonitor" in (proj / ".git" / "config").read_text()
 

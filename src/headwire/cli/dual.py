@@ -122,6 +122,8 @@ class DualOutput:
         if isinstance(outcome, dp.Submit):
             self.submits.put_nowait(outcome.text)
         elif isinstance(outcome, dp.Confirm):
+            if outcome.reply is not None:
+                self.bridge.write(outcome.reply)
             future = self.waiting.get(outcome.request_id)
             if future is not None and not future.done():
                 future.set_result(outcome.allowed)

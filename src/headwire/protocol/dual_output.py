@@ -51,10 +51,12 @@ class Submit:
 
 @dataclass(frozen=True, slots=True)
 class Confirm:
-    """The pending permission request ``request_id`` was answered."""
+    """The pending permission request ``request_id`` was answered.  ``reply``: an error frame
+    to write back when the answer was not a JSON boolean (it counts as a denial)."""
 
     request_id: str
     allowed: bool
+    reply: bytes | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,15 +170,12 @@ class DualOutputProtocol:
                 self._frame(m.control_error(shown, "No pending permission request with this id"))
             )
         allowed = command.get("allowed")
-        if not isinstance(allowed, bool):
-            return Reply(
-                self._frame(
-                    m.control_error(
-                        request_id, f"allowed must be true or false, not {reprlib.repr(allowed)}"
-                    )
-                )
-            )
         self.pending.discard(request_id)
+        if not isinstance(allowed, bool):  # "false", 1, null: never a yes; a denial, said so
+            problem = f"allowed must be true or false, not {reprlib.repr(allowed)}; denied"
+            return Confirm(
+                request_id, False, reply=self._frame(m.control_error(request_id, problem))
+            )
         return Confirm(request_id, allowed)
 
 

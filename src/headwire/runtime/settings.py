@@ -483,7 +483,8 @@ def dropped_notes(settings: Settings) -> list[str]:
             why = (
                 "only the user settings and --settings can set it"
                 if dotted in user_only_keys()
-                else "the folder is not trusted"
+                else "not a trusted folder: trust it with 'headwire trust', --trust-project or "
+                "HEADWIRE_TRUST_PROJECT=1"
             )
             notes.append(f"headwire: note: ignoring {dotted} in {layer.source} ({why})")
     return notes

@@ -42,9 +42,10 @@ def test_a_confirmation_must_be_a_json_boolean(allowed: Any) -> None:
     outcome = p.receive_command(
         {"type": "confirmation_response", "request_id": "r1", "allowed": allowed}
     )
-    assert isinstance(outcome, dp.Reply)
-    assert frames(outcome.frame)[0]["response"]["subtype"] == "error"
-    assert "r1" in p.pending  # still waiting for a real answer
+    assert isinstance(outcome, dp.Confirm) and outcome.allowed is False  # never a yes
+    assert outcome.reply is not None
+    assert frames(outcome.reply)[0]["response"]["subtype"] == "error"
+    assert "r1" not in p.pending  # settled: a run never waits on a malformed answer
 
 
 @pytest.mark.parametrize("allowed", [True, False])
