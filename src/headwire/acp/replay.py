@@ -26,6 +26,7 @@ import orjson
 from headwire.acp.updates import message_chunk, tool_call_result, tool_call_start
 from headwire.runtime.recording import read_records
 from headwire.runtime.tools.base import Tool
+from headwire.wire import loads
 
 __all__ = ["INTERRUPTED_TEXT", "READ_BUFFER_BYTES", "Replayer", "stream_records"]
 
@@ -61,7 +62,7 @@ def _arguments(function: Any) -> dict[str, Any]:
         return raw
     if isinstance(raw, str):
         try:
-            parsed = orjson.loads(raw)
+            parsed = loads(raw)
         except orjson.JSONDecodeError:
             return {}
         return parsed if isinstance(parsed, dict) else {}

@@ -54,6 +54,7 @@ from headwire.runtime.models.base import Model, ModelEvent, ModelRequest
 from headwire.runtime.permissions import Decision, denial_message
 from headwire.runtime.tools.base import ApprovalMode, Tool
 from headwire.transports import StreamJsonTransport
+from headwire.wire import dumps, loads
 
 PERMISSION_TIMEOUT_S = 30.0
 """How long a ``can_use_tool`` request waits for the client before it counts as a denial."""
@@ -448,7 +449,7 @@ class Session:
         if not raw.strip():
             return
         try:
-            message = orjson.loads(raw)
+            message = loads(raw)
         except orjson.JSONDecodeError as exc:
             self._bad_line(f"not valid JSON ({exc})")
             return
@@ -614,7 +615,7 @@ def _prompt_text(message: Any) -> str | None:
                 parts.append(block["text"])
             else:
                 try:
-                    parts.append(orjson.dumps(block).decode())
+                    parts.append(dumps(block).decode())
                 except orjson.JSONEncodeError:  # nested deeper than orjson writes (255 levels)
                     return None
         return "\n".join(parts)

@@ -22,11 +22,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-import orjson
-
 from headwire.errors import StorageError
 from headwire.runtime.storage import chats_dir, private_dir
-from headwire.wire import encode
+from headwire.wire import JsonDecodeError, encode, loads
 
 RECORDING_FAILURE_MESSAGE = (
     "Session recording stopped after a write failure. New messages for the affected session "
@@ -94,8 +92,8 @@ def read_records(path: Path, buffer_bytes: int = -1) -> Iterator[dict[str, Any]]
     with f:
         for line in f:
             try:
-                record = orjson.loads(line)
-            except orjson.JSONDecodeError:
+                record = loads(line)
+            except JsonDecodeError:
                 continue
             if isinstance(record, dict):
                 yield record

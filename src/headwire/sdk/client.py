@@ -52,6 +52,7 @@ from headwire.sdk.transport import (
     headwire_env,
     resolve_command,
 )
+from headwire.wire import dumps, loads
 
 
 class ProcessError(SDKError):
@@ -167,7 +168,7 @@ _REQUEST_IDS = itertools.count(1)
 
 
 def _encode(message: JsonDict) -> bytes:
-    return orjson.dumps(message) + b"\n"
+    return dumps(message) + b"\n"
 
 
 class Session:
@@ -288,7 +289,7 @@ class Session:
         if not line.strip():
             return
         try:
-            message = parse_message(orjson.loads(line))
+            message = parse_message(loads(line))
         except (orjson.JSONDecodeError, MessageParseError):
             self.skipped_lines += 1
             return

@@ -1,5 +1,15 @@
-"""Wire encoding: bytes identical to Node's ``JSON.stringify`` and exact payload accounting."""
+"""Wire encoding: bytes identical to Node's ``JSON.stringify``, exact payload accounting, and
+the JSON reader that reads back everything the writers write (lone surrogates included)."""
 
-from headwire.wire.encode import encode, encode_str, js_number, payload_bytes
+from headwire.wire.decode import JsonDecodeError, loads
+from headwire.wire.encode import dumps, encode, encode_str, js_number, payload_bytes
 
-__all__ = ["encode", "encode_str", "js_number", "payload_bytes"]
+__all__ = [
+    "JsonDecodeError",
+    "dumps",
+    "encode",
+    "encode_str",
+    "js_number",
+    "loads",
+    "payload_bytes",
+]

@@ -31,7 +31,7 @@ from typing import Any
 
 import orjson
 
-__all__ = ["encode", "encode_str", "js_number", "payload_bytes"]
+__all__ = ["dumps", "encode", "encode_str", "js_number", "payload_bytes"]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
@@ -199,4 +199,19 @@ def encode(value: Any) -> bytes:
         except TypeError as exc:
             if "surrogates" not in str(exc) and "str is not valid UTF-8" not in str(exc):
                 raise
+    return orjson.dumps(_exact(value), default=_default)
+
+
+def dumps(value: Any) -> bytes:
+    """Compact JSON of ``value`` for a peer that reads JSON (a model server, an MCP server, the
+    CLI under the SDK): ``orjson.dumps`` at C speed, except that a string holding a surrogate,
+    which orjson refuses, is written as :func:`encode` writes it (a lone surrogate as the
+    escape ``\\udxxx``).  Unlike :func:`encode` it keeps orjson's number and key layout,
+    which JSON readers treat alike; :func:`headwire.wire.loads` reads every output back.
+    """
+    try:
+        return orjson.dumps(value, default=_default)
+    except TypeError as exc:
+        if "surrogates" not in str(exc) and "str is not valid UTF-8" not in str(exc):
+            raise
     return orjson.dumps(_exact(value), default=_default)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import signal
 import sys
 from collections import deque
@@ -33,6 +34,8 @@ import anyio.to_thread
 import mcp_types as types
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.shared.message import SessionMessage
+
+from headwire.wire import JsonDecodeError, dumps, loads
 
 MAX_MESSAGE_BYTES = 256 * 1024 * 1024
 """A message longer than this drops the connection (the call fails, the session goes on)."""
@@ -85,11 +88,54 @@ class ProcessState:
         return text[-limit:]
 
 
+_RESPONSE_ID = re.compile(
+    rb'\A\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?\d{1,18}|"[^"\\]{0,200}")'
+    rb'\s*,\s*"(?:result|error)"'
+)
+"""The opening of a response, ``{"jsonrpc":"2.0","id":ID,"result"`` (the order every JSON-RPC
+writer uses), so its request can be answered even when the rest cannot be read."""
+
+
 def _parse(line: bytes) -> SessionMessage | Exception:
+    """One server line as a message, read as Node's client reads it.
+
+    pydantic's JSON reader refuses escaped lone surrogates and bytes that are not UTF-8; such a
+    line is read again by :func:`headwire.wire.loads` (lone surrogates kept, bad bytes as
+    U+FFFD, as Node's decoder does).  A line that still cannot be read but names its ``id`` at
+    the start answers that request with a parse error, so the call fails now instead of waiting
+    for its timeout; any other unreadable line is returned as the exception, as the SDK does.
+    Invariant: a line holding a JSON-RPC message, lone-surrogate escapes or bytes that are not
+    UTF-8 included, never comes back as an exception.
+    """
+    adapter = types.jsonrpc_message_adapter
     try:
-        return SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
+        return SessionMessage(adapter.validate_json(line, by_name=False))
     except ValueError as exc:
-        return exc
+        error: Exception = exc
+    try:
+        value = loads(line, replace_invalid=True)
+    except JsonDecodeError as exc:
+        error, value = exc, None
+    if value is not None:
+        try:
+            return SessionMessage(adapter.validate_python(value, by_name=False))
+        except ValueError as exc:
+            error = exc
+    match = _RESPONSE_ID.match(line)
+    if match is None:
+        return error
+    reason = f"the server sent a line that is not JSON-RPC ({_first_line(error)})"
+    failure = types.JSONRPCError(
+        jsonrpc="2.0",
+        id=loads(match.group(1)),
+        error=types.ErrorData(code=types.PARSE_ERROR, message=reason),
+    )
+    return SessionMessage(failure)
+
+
+def _first_line(exc: Exception) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0][:200] if text else type(exc).__name__
 
 
 def _signal_group(pid: int, signum: int) -> None:
@@ -193,8 +239,10 @@ async def stdio_transport(
         try:
             async with write_recv:
                 async for message in write_recv:
-                    data = message.message.model_dump_json(by_alias=True, exclude_unset=True)
-                    stdin.write(data.encode("utf-8") + b"\n")
+                    value = message.message.model_dump(
+                        mode="json", by_alias=True, exclude_unset=True
+                    )
+                    stdin.write(dumps(value) + b"\n")  # lone surrogates as \udxxx
                     await stdin.drain()
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError, RuntimeError):
             await read_send.aclose()  # the session sees the connection end, not a hang

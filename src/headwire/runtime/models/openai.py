@@ -55,6 +55,7 @@ from headwire.runtime.models.base import (
     ToolCall,
     Usage,
 )
+from headwire.wire import dumps, loads
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 """Where requests go when neither ``--openai-base-url`` nor ``OPENAI_BASE_URL`` is given."""
@@ -310,7 +311,7 @@ class OpenAIModel:
         """Apply one SSE event (its ``data`` lines) to ``state``; return the deltas to yield."""
         chunks: list[Any] = []
         try:
-            chunks.append(orjson.loads("\n".join(data_lines)))
+            chunks.append(loads("\n".join(data_lines)))
         except orjson.JSONDecodeError:
             if len(data_lines) == 1:
                 raise self._malformed(data_lines[0]) from None
@@ -319,7 +320,7 @@ class OpenAIModel:
                 if line.strip() == "[DONE]":
                     continue
                 try:
-                    chunks.append(orjson.loads(line))
+                    chunks.append(loads(line))
                 except orjson.JSONDecodeError:
                     raise self._malformed(line) from None
         events: list[ModelEvent] = []
@@ -333,7 +334,7 @@ class OpenAIModel:
 
     def _apply_chunk(self, state: _StreamState, chunk: Any) -> list[ModelEvent]:
         if not isinstance(chunk, dict):
-            raise self._malformed(orjson.dumps(chunk).decode())
+            raise self._malformed(dumps(chunk).decode())
         error = chunk.get("error")
         if error:
             raise _Transient(
@@ -377,7 +378,7 @@ class OpenAIModel:
             args: dict[str, Any] = {}
             if raw:
                 try:
-                    parsed = orjson.loads(raw)
+                    parsed = loads(raw)
                 except orjson.JSONDecodeError:
                     parsed = None
                 if isinstance(parsed, dict):
@@ -402,7 +403,7 @@ class OpenAIModel:
         }
         if request.tools:
             body["tools"] = request.tools
-        return orjson.dumps(body)
+        return dumps(body)
 
     def _headers(self) -> dict[str, str]:
         headers = {
@@ -478,7 +479,7 @@ def _merge_call(state: _StreamState, fragment: dict[str, Any]) -> None:
     if isinstance(arguments, str):
         partial.arguments.append(arguments)
     elif isinstance(arguments, dict):  # some servers send the object itself
-        partial.arguments.append(orjson.dumps(arguments).decode())
+        partial.arguments.append(dumps(arguments).decode())
 
 
 def _usage(raw: dict[str, Any]) -> Usage:
@@ -502,7 +503,7 @@ def _int(value: Any) -> int:
 def _error_text(body: bytes) -> str:
     """The server's error message: ``{"error": {"message": ...}}`` when present, else the body."""
     try:
-        data = orjson.loads(body)
+        data = loads(body)
     except orjson.JSONDecodeError:
         data = None
     if isinstance(data, dict):
@@ -522,7 +523,7 @@ def _error_field_text(error: Any) -> str:
             return message
     if isinstance(error, str):
         return error
-    return orjson.dumps(error).decode()[:500]
+    return dumps(error).decode()[:500]
 
 
 def _exc_text(exc: BaseException) -> str:

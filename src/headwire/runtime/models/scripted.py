@@ -32,6 +32,7 @@ from headwire.runtime.models.base import (
     ToolCall,
     Usage,
 )
+from headwire.wire import loads
 
 BUILTIN_SCRIPTS = ("demo", "big-output", "done")
 TEXT_CHUNK = 80
@@ -47,7 +48,7 @@ def parse_script(text: str, source: str = "<script>") -> list[dict[str, Any]]:
     stripped = text.strip()
     if stripped.startswith("["):
         try:
-            entries = orjson.loads(stripped)
+            entries = loads(stripped)
         except orjson.JSONDecodeError as exc:
             raise ScriptError(f"{source}: not valid JSON: {exc}") from None
         numbered = list(enumerate(entries, 1))
@@ -57,7 +58,7 @@ def parse_script(text: str, source: str = "<script>") -> list[dict[str, Any]]:
             if not line.strip() or line.lstrip().startswith("#"):
                 continue
             try:
-                numbered.append((lineno, orjson.loads(line)))
+                numbered.append((lineno, loads(line)))
             except orjson.JSONDecodeError as exc:
                 raise ScriptError(f"{source}:{lineno}: not valid JSON: {exc}") from None
     turns: list[dict[str, Any]] = []
