@@ -8,6 +8,7 @@ server or a real MCP server; each failed before the fix.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -213,3 +214,24 @@ def test_mcp_results_node_accepts_are_answered_at_once(tmp_path: Path) -> None:
     assert latin1 == "caf\ufffd au lait"
     assert echo == "sent \udc00 back"
     assert "not JSON" in broken
+
+
+def test_headwire_sdk_sends_and_reads_lone_surrogates(tmp_path: Path) -> None:
+    """The SDK wrote a prompt holding ``\\udc00`` with orjson (crash) and skipped every line
+    holding ``\\ud800`` (so a turn whose result held one never ended)."""
+    from headwire.sdk import Options, ResultMessage, query
+
+    home, proj = tmp_path / "home", tmp_path / "proj"
+    proj.mkdir(parents=True)
+
+    async def one_turn(base_url: str) -> list[Any]:
+        env = env_for(home, OPENAI_BASE_URL=base_url)
+        options = Options(cwd=proj, env=env, model="m", approval_mode="yolo")
+        return [m async for m in query("half \udc00 of it", options)]
+
+    with FakeOpenAI([{"text": "back \ud800 again"}]) as fake:
+        messages = asyncio.run(asyncio.wait_for(one_turn(fake.base_url), 60))
+        sent = fake.requests[0]["messages"][-1]["content"]
+    results = [m for m in messages if isinstance(m, ResultMessage)]
+    assert len(results) == 1 and results[0].result == "back \ud800 again"
+    assert sent.endswith("half \udc00 of it")

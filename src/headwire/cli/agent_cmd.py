@@ -21,6 +21,7 @@ from headwire.protocol.messages import JsonDict
 from headwire.runtime.agent import Agent, AgentConfig
 from headwire.runtime.agents.definitions import load_agents
 from headwire.runtime.agents.tool import AgentTool
+from headwire.runtime.environment import credential_environment
 from headwire.runtime.models.base import Model
 from headwire.runtime.recording import (
     Recorder,
@@ -52,7 +53,7 @@ def _model(args: argparse.Namespace) -> Model:
 
     try:
         base_url, api_key, name = resolve_openai_config(
-            os.environ, args.openai_base_url, args.openai_api_key, args.model
+            credential_environment(), args.openai_base_url, args.openai_api_key, args.model
         )
     except ValueError as exc:
         raise UsageError(str(exc)) from None

@@ -22,7 +22,9 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.write(f"{__version__}\n")
         return 0
     from headwire.cli.agent_cmd import run_agent
+    from headwire.io.credentials import withhold_credentials
     from headwire.io.memory import pin_mmap_threshold
 
+    withhold_credentials(args)
     pin_mmap_threshold()
     return run_agent(args)

@@ -37,6 +37,7 @@ from headwire.runtime.models.base import (
 )
 from headwire.runtime.permissions import Decision, denial_message, verdict
 from headwire.runtime.recording import RECORDING_FAILURE_MESSAGE, Recorder
+from headwire.runtime.redact import redact_outcome
 from headwire.runtime.tools.base import ApprovalMode, ArtifactSink, Tool, ToolContext, ToolOutcome
 from headwire.wire import encode
 
@@ -629,7 +630,7 @@ class Agent:
     async def _run_tool(self, call: ToolCall, emitter: ToolResultEmitter, stats: _Stats) -> None:
         started = time.monotonic()
         self.observer.tool_call(call, self.tools.get(call.name))
-        outcome = await self._execute(call)
+        outcome = redact_outcome(await self._execute(call))  # no registered secret leaves
         elapsed = int((time.monotonic() - started) * 1000)
         stats.tool_calls += 1
         stats.tool_ms += elapsed

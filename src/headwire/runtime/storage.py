@@ -19,6 +19,8 @@ import secrets
 from collections.abc import Mapping
 from pathlib import Path
 
+from headwire.runtime.redact import redact
+
 
 def data_dir(env: Mapping[str, str] | None = None) -> Path:
     """The user's headwire data directory."""
@@ -63,7 +65,9 @@ class ArtifactStore:
         self.directory = root / "tmp" / project_hash(cwd)
 
     def save(self, tool_name: str, data: bytes) -> Path:
-        """Write ``data`` to a new 0600 file and return its absolute path."""
+        """Write ``data``, registered secrets scrubbed (:func:`headwire.runtime.redact.redact`),
+        to a new 0600 file and return its absolute path."""
+        data = redact(data)
         private_dir(self.directory)
         safe = re.sub(r"[^0-9A-Za-z_-]", "_", tool_name[:64], flags=re.ASCII)
         path = self.directory / f"{safe}_{secrets.token_hex(6)}.output"

@@ -55,6 +55,7 @@ from headwire.runtime.models.base import (
     ToolCall,
     Usage,
 )
+from headwire.runtime.redact import redact
 from headwire.wire import dumps, loads
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -228,7 +229,7 @@ class OpenAIModel:
                     body = await response.aread()
                     raise self._error(
                         "Model server did not stream its answer (got application/json): "
-                        + _error_text(body)
+                        + _error_text(body, self._redact)
                     )
                 async for event in self._events(response):
                     yield event
@@ -264,7 +265,7 @@ class OpenAIModel:
         retryable = status in (408, 429) or status >= 500
         reason = f" {response.reason_phrase}" if response.reason_phrase else ""
         error = self._error(
-            f"Model server returned HTTP {status}{reason}: {_error_text(body)}",
+            f"Model server returned HTTP {status}{reason}: {_error_text(body, self._redact)}",
             status=status,
             retryable=retryable,
         )
@@ -339,7 +340,8 @@ class OpenAIModel:
         if error:
             raise _Transient(
                 self._error(
-                    f"Model server reported an error mid-stream: {_error_field_text(error)}",
+                    "Model server reported an error mid-stream: "
+                    + _error_field_text(error, self._redact),
                     retryable=True,
                 )
             )
@@ -439,7 +441,9 @@ class OpenAIModel:
         return ModelError(self._redact(message), status=status, retryable=retryable)
 
     def _redact(self, text: str) -> str:
-        return text.replace(self._api_key, "***") if self._api_key else text
+        """``text`` without the key, any registered secret or a fragment of one at a cut."""
+        text = text.replace(self._api_key, "***") if self._api_key else text
+        return redact(text)
 
     def _note(self, message: str) -> None:
         line = f"headwire: model {self.name}: {self._redact(message)}"
@@ -500,8 +504,10 @@ def _int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
-def _error_text(body: bytes) -> str:
-    """The server's error message: ``{"error": {"message": ...}}`` when present, else the body."""
+def _error_text(body: bytes, scrub: Callable[[str], str]) -> str:
+    """The server's error message: ``{"error": {"message": ...}}`` when present, else the body,
+    scrubbed by ``scrub`` *before* it is cut to 500 characters (a cut through an echoed key
+    would leave a fragment no later scrub recognises as the key)."""
     try:
         data = loads(body)
     except orjson.JSONDecodeError:
@@ -509,21 +515,21 @@ def _error_text(body: bytes) -> str:
     if isinstance(data, dict):
         for key in ("error", "message", "detail"):
             if data.get(key):
-                return _error_field_text(data[key])
-    text = body.decode("utf-8", "replace").strip()
+                return _error_field_text(data[key], scrub)
+    text = scrub(body.decode("utf-8", "replace").strip())
     if not text:
         return "(empty response body)"
     return text if len(text) <= 500 else text[:500] + "..."
 
 
-def _error_field_text(error: Any) -> str:
+def _error_field_text(error: Any, scrub: Callable[[str], str]) -> str:
     if isinstance(error, dict):
         message = error.get("message")
         if isinstance(message, str) and message:
-            return message
+            return scrub(message)
     if isinstance(error, str):
-        return error
-    return dumps(error).decode()[:500]
+        return scrub(error)
+    return scrub(dumps(error).decode())[:500]
 
 
 def _exc_text(exc: BaseException) -> str:
