@@ -12,7 +12,7 @@ from typing import Any
 
 from headwire import __version__
 from headwire.cli.dual import DualOutput, open_dual_output
-from headwire.cli.flags import apply_compat, build_parser, split_list
+from headwire.cli.flags import apply_compat, build_parser, check_new_session_id, split_list
 from headwire.errors import ExitCode, UsageError
 from headwire.io.dual_output import DualOutputError
 from headwire.io.signals import run_cancellable
@@ -128,7 +128,10 @@ def build_agent(
         max_subagent_depth=max(0, args.max_subagent_depth),
         agent_names=tuple(agents),
     )
-    recorder = Recorder(root, cwd, session_id)
+    try:
+        recorder = Recorder(root, cwd, session_id)  # checks the id; locks a resumed recording
+    except RecordingError as exc:
+        raise UsageError(str(exc)) from None
     agent = Agent(
         config, model, tools, emit, ArtifactStore(root, cwd), recorder, conversation=conversation
     )
@@ -246,6 +249,7 @@ def run_agent(argv: list[str]) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     apply_compat(args)
+    check_new_session_id(parser, args, data_dir(), Path.cwd())
     if args.acp:
         from headwire.acp.server import run_acp
 
