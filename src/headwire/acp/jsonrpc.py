@@ -17,12 +17,15 @@ Classification of one input line (JSON-RPC 2.0 section 5 error codes):
 
 from __future__ import annotations
 
+import json
 import reprlib
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 from headwire.errors import RemoteProtocolError
-from headwire.wire import encode, loads
+from headwire.wire import encode
 
 __all__ = [
     "INTERNAL_ERROR",
@@ -118,10 +121,18 @@ class RpcError(RemoteProtocolError):
         return cls(METHOD_NOT_FOUND, "Method not found", {"method": method})
 
 
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
 def _loads(line: bytes) -> Any:
-    """Parse one line by the text rule (lone surrogate escapes read back; invalid UTF-8 and
-    invalid JSON raise a ``ValueError``)."""
-    return loads(line)
+    """Parse one line; lone surrogate escapes (valid JSON, refused by orjson) take the slow path."""
+    try:
+        return orjson.loads(line)
+    except orjson.JSONDecodeError:
+        pass
+    text = line.decode("utf-8")  # invalid UTF-8: UnicodeDecodeError, a ValueError
+    return json.loads(text, parse_constant=_reject_constant)
 
 
 def as_text(value: Any) -> str:

@@ -37,7 +37,7 @@ class JsonDecodeError(RemoteProtocolError, orjson.JSONDecodeError):
 
 
 def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
+    raise ValueError(f"{name} is not JSON")  # orjson's message is the one reported
 
 
 def loads(data: bytes | bytearray | memoryview | str, *, replace_invalid: bool = False) -> Any:
@@ -52,8 +52,8 @@ def loads(data: bytes | bytearray | memoryview | str, *, replace_invalid: bool =
     """
     try:
         return orjson.loads(data)
-    except orjson.JSONDecodeError:
-        pass
+    except orjson.JSONDecodeError as exc:
+        refused = exc  # its message describes invalid JSON best (and as it always did)
     if isinstance(data, str):
         text = data
     else:
@@ -66,13 +66,9 @@ def loads(data: bytes | bytearray | memoryview | str, *, replace_invalid: bool =
             text = raw.decode("utf-8", "replace")
             try:
                 return orjson.loads(text)
-            except orjson.JSONDecodeError:
-                pass
+            except orjson.JSONDecodeError as exc:
+                refused = exc
     try:
         return _stdlib_json.loads(text, parse_constant=_reject_constant)
-    except _stdlib_json.JSONDecodeError as exc:
-        raise JsonDecodeError(exc.msg, exc.doc, exc.pos) from None
-    except ValueError as exc:  # NaN / Infinity
-        raise JsonDecodeError(str(exc), text, 0) from None
-    except RecursionError:
-        raise JsonDecodeError("nested too deeply to read", "", 0) from None
+    except (ValueError, RecursionError):  # not JSON for the standard library either
+        raise JsonDecodeError(refused.msg, refused.doc, refused.pos) from None
