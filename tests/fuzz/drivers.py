@@ -379,12 +379,39 @@ def _prompt_kind(message: Any) -> str:
             and isinstance(block.get("text"), str)
         ):
             parts.append(block["text"])
-        else:
-            try:
-                parts.append(orjson.dumps(block).decode())
-            except orjson.JSONEncodeError:  # deeper than 254 levels: not a prompt
-                return "bad"
+        elif _nesting(block) > 254:  # deeper than orjson writes: not a prompt
+            return "bad"
+        else:  # written as JSON (lone surrogates as escapes): never blank
+            parts.append("x")
     return "prompt" if "\n".join(parts).strip() else "blank"
+
+
+def _nesting(value: Any) -> int:
+    """How many arrays and objects nest in ``value`` (iteratively: any depth)."""
+    deepest = 0
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = (
+            item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        )
+        if children is None:
+            continue
+        deepest = max(deepest, depth)
+        stack += [(child, depth + 1) for child in children]
+    return deepest
+
+
+def read_line(raw: bytes) -> Any:
+    """The documented reading of an input line (the text rule, as ``JSON.parse``): orjson,
+    else (an escaped lone surrogate) strict UTF-8 and the standard library; a line nested over
+    orjson's 1,024 levels is refused.  Raises ``ValueError`` or ``RecursionError``."""
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        if _too_deep(exc):
+            raise
+    return json.loads(raw.decode("utf-8"), parse_constant=_reject_constant)
 
 
 def input_lines(data: bytes) -> list[bytes]:
@@ -411,8 +438,8 @@ def expect_session(lines: Sequence[bytes]) -> SessionExpect:
         if not raw.strip():
             continue
         try:
-            message = orjson.loads(raw)
-        except orjson.JSONDecodeError:
+            message = read_line(raw)
+        except (ValueError, RecursionError):
             bad(n)
             continue
         if not isinstance(message, dict):

@@ -36,6 +36,10 @@ class JsonDecodeError(RemoteProtocolError, orjson.JSONDecodeError):
     """
 
 
+_TOO_DEEP = "depth limit"
+"""Part of orjson's message for a text nested over 1,024 levels."""
+
+
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")  # orjson's message is the one reported
 
@@ -54,6 +58,8 @@ def loads(data: bytes | bytearray | memoryview | str, *, replace_invalid: bool =
         return orjson.loads(data)
     except orjson.JSONDecodeError as exc:
         refused = exc  # its message describes invalid JSON best (and as it always did)
+    if _TOO_DEEP in refused.msg:  # over 1,024 levels: refused whatever the stack depth
+        raise JsonDecodeError(refused.msg, refused.doc, refused.pos) from None
     if isinstance(data, str):
         text = data
     else:

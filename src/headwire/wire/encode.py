@@ -214,4 +214,7 @@ def dumps(value: Any) -> bytes:
     except TypeError as exc:
         if "surrogates" not in str(exc) and "str is not valid UTF-8" not in str(exc):
             raise
-    return orjson.dumps(_exact(value), default=_default)
+    try:
+        return orjson.dumps(_exact(value), default=_default)
+    except RecursionError:  # deeper than orjson writes (254 levels) anyway: its own error
+        raise orjson.JSONEncodeError("Recursion limit reached") from None
