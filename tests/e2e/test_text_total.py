@@ -235,3 +235,16 @@ def test_headwire_sdk_sends_and_reads_lone_surrogates(tmp_path: Path) -> None:
     results = [m for m in messages if isinstance(m, ResultMessage)]
     assert len(results) == 1 and results[0].result == "back \ud800 again"
     assert sent.endswith("half \udc00 of it")
+
+
+def test_raw_line_separators_inside_an_sse_chunk(tmp_path: Path) -> None:
+    """A server that writes U+2028, U+0085 or \\x1c raw inside a JSON string (as
+    ``JSON.stringify`` does) had its chunk cut in two by ``str.splitlines``: "Malformed
+    streaming response"."""
+    text = "one\u2028two\u2029three\x85four\x1cfive\x0bsix\x0cseven"
+    with FakeOpenAI([{"text": text, "raw_unicode": True}]) as fake:
+        proc = run_cli(
+            ["-m", "m", "--openai-base-url", fake.base_url, "-o", "json", "-p", "go"], tmp_path
+        )
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)[-1]["result"] == text

@@ -69,8 +69,9 @@ from headwire.runtime.models.base import (
     ToolCall,
     Usage,
 )
+from headwire.runtime.models.openai import OpenAIModel
 from headwire.runtime.tools.base import ApprovalMode, Tool, ToolContext, ToolOutcome
-from headwire.wire import encode
+from headwire.wire import encode, loads
 
 BUDGET = TOOL_RESULT_JSON_BYTE_BUDGET
 TIMEOUT_S = 60.0
@@ -226,11 +227,57 @@ class FuzzModel:
         yield Finished(Usage(input_tokens=5, output_tokens=1, total_tokens=6))
 
 
+WIRE_FAILURES: list[str] = []
+"""Model requests the OpenAI provider could not write or read back (see :class:`WireChecked`)."""
+_PROVIDER = OpenAIModel("http://127.0.0.1:9/v1", None, "fuzz-model")
+
+
+def as_read(value: Any) -> Any:
+    """``value`` as a JSON round trip gives it back: adjacent surrogate pairs joined (the one
+    code point they stand for), every number a double."""
+    if isinstance(value, str):
+        return value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+    if isinstance(value, dict):
+        return {as_read(k): as_read(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [as_read(v) for v in value]
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    return value
+
+
+class WireChecked:
+    """Wraps the agent's model: every request is first written as the OpenAI provider writes
+    its body and read back by the text rule's reader; a failure is kept in WIRE_FAILURES (the
+    checks assert it stays empty), so any text a channel brought in reaches a model server."""
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+        self.name = model.name
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        """Check the request's wire form, then delegate."""
+        try:
+            body = loads(_PROVIDER._payload(request))
+            if as_read(body["messages"]) != as_read(request.messages):
+                WIRE_FAILURES.append(f"messages changed on the wire: {request.messages!r:.300}")
+        except Exception as exc:  # any failure to write or read is a finding
+            WIRE_FAILURES.append(f"{type(exc).__name__}: {exc}")
+        async for event in self.model.stream(request):
+            yield event
+
+
+def assert_wire_clean() -> None:
+    """No model request failed to reach the wire since the last check."""
+    failures, WIRE_FAILURES[:] = list(WIRE_FAILURES), []
+    assert not failures, failures[:3]
+
+
 def _tool_mode(agent: Agent, plan: ToolPlan | None) -> None:
-    if plan is None:
-        return
-    agent.model = FuzzModel()
-    agent.tools[FuzzTool.name] = cast(Tool, FuzzTool(plan))
+    if plan is not None:
+        agent.model = FuzzModel()
+        agent.tools[FuzzTool.name] = cast(Tool, FuzzTool(plan))
+    agent.model = cast(Any, WireChecked(agent.model))
 
 
 # -- JSON helpers -----------------------------------------------------------------------------
@@ -518,6 +565,7 @@ def run_session_stdin(data: bytes, argv: Sequence[str] = SESSION_ARGV) -> Captur
 
     async def main() -> int:
         agent, close = build_agent(args, fuzz_home.project, _not_wired)
+        _tool_mode(agent, None)
         session = Session(args, agent, WireWriter(cast(BinaryIO, out)))
         read_fd, write_fd = os.pipe()
         feeder = threading.Thread(target=_feed, args=(write_fd, data), daemon=True)
@@ -651,6 +699,7 @@ def check_session(lines: Sequence[bytes], run: Captured, texts: Sequence[str] = 
     are the tool's outputs (tool results may also show texts the client sent)."""
     assert run.rc == 0, f"exit code {run.rc}"
     assert "Traceback" not in run.stderr, run.stderr[-3000:]
+    assert_wire_clean()
     frames = output_frames(run.stdout)
     expect = expect_session(lines)
     results = [f for f in frames if isinstance(f, dict) and f.get("type") == "result"]
@@ -890,6 +939,7 @@ def check_acp(fed: Sequence[bytes], run: Captured, texts: Sequence[str] = ()) ->
     """The ACP invariants for the lines as fed (see the module docstring)."""
     assert run.rc == 0, f"exit code {run.rc}"
     assert "Traceback" not in run.stderr, run.stderr[-3000:]
+    assert_wire_clean()
     frames = output_frames(run.stdout)
     expected: Counter[bytes] = Counter()
     expected_errors: Counter[tuple[bytes, int]] = Counter()

@@ -56,7 +56,7 @@ from headwire.runtime.models.base import (
     Usage,
 )
 from headwire.runtime.redact import redact
-from headwire.wire import dumps, loads
+from headwire.wire import LineSplitter, dumps, loads
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 """Where requests go when neither ``--openai-base-url`` nor ``OPENAI_BASE_URL`` is given."""
@@ -278,20 +278,22 @@ class OpenAIModel:
         state = _StreamState()
         data_lines: list[str] = []
         done = False
-        async for line in response.aiter_lines():
-            if line:
-                name, _, value = line.partition(":")
-                if name == "data":
-                    data_lines.append(value[1:] if value.startswith(" ") else value)
-                continue  # comments (": keep-alive") and event/id/retry fields are ignored
-            if not data_lines:
-                continue
-            data, data_lines = data_lines, []
-            if self._is_done(data):
-                done = True
-                break
-            for event in self._feed(state, data):
-                yield event
+        splitter = LineSplitter()  # CR/LF only: a raw U+2028 in a JSON string is not a line end
+        async with contextlib.aclosing(_lines(response, splitter)) as lines:
+            async for line in lines:
+                if line:
+                    name, _, value = line.partition(":")
+                    if name == "data":
+                        data_lines.append(value[1:] if value.startswith(" ") else value)
+                    continue  # comments (": keep-alive") and event/id/retry fields are ignored
+                if not data_lines:
+                    continue
+                data, data_lines = data_lines, []
+                if self._is_done(data):
+                    done = True
+                    break
+                for event in self._feed(state, data):
+                    yield event
         if data_lines and not done:  # a last event without its blank line
             if self._is_done(data_lines):
                 done = True
@@ -451,6 +453,15 @@ class OpenAIModel:
             self._diagnostics(line)
         else:
             print(line, file=sys.stderr, flush=True)
+
+
+async def _lines(response: httpx.Response, splitter: LineSplitter) -> AsyncGenerator[str, None]:
+    """The SSE body's lines, split by ``splitter`` as the bytes arrive."""
+    async for chunk in response.aiter_bytes():
+        for line in splitter.feed(chunk):
+            yield line
+    for line in splitter.close():
+        yield line
 
 
 def _merge_call(state: _StreamState, fragment: dict[str, Any]) -> None:

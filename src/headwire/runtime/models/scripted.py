@@ -54,7 +54,7 @@ def parse_script(text: str, source: str = "<script>") -> list[dict[str, Any]]:
         numbered = list(enumerate(entries, 1))
     else:
         numbered = []
-        for lineno, line in enumerate(text.splitlines(), 1):
+        for lineno, line in enumerate(text.split("\n"), 1):  # not at a raw U+2028 in a string
             if not line.strip() or line.lstrip().startswith("#"):
                 continue
             try:
