@@ -248,3 +248,24 @@ def test_raw_line_separators_inside_an_sse_chunk(tmp_path: Path) -> None:
         )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)[-1]["result"] == text
+
+
+def test_tool_arguments_nested_deeper_than_orjson_writes(tmp_path: Path) -> None:
+    """Arguments nested 300 deep (JSON.stringify writes any depth) ended the stream-JSON run
+    with ``TypeError: Recursion limit reached`` and no result."""
+    deep: Any = "x\ud800"
+    for _ in range(300):
+        deep = [deep]
+    script = tmp_path / "deep.jsonl"
+    script.write_text(
+        json.dumps({"tool": "read_file", "args": {"file_path": "nope", "deep": deep}})
+        + "\n"
+        + json.dumps({"text": "done"})
+        + "\n"
+    )
+    proc = run_cli(["--script", str(script), "--yolo", "-o", "stream-json", "-p", "go"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.lines()
+    assert lines[-1]["type"] == "result" and lines[-1]["result"] == "done"
+    (recording,) = recordings(proc.home)
+    assert b"[[[[" in recording.read_bytes()

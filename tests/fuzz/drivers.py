@@ -426,27 +426,9 @@ def _prompt_kind(message: Any) -> str:
             and isinstance(block.get("text"), str)
         ):
             parts.append(block["text"])
-        elif _nesting(block) > 254:  # deeper than orjson writes: not a prompt
-            return "bad"
-        else:  # written as JSON (lone surrogates as escapes): never blank
+        else:  # written as JSON (lone surrogates as escapes, any depth): never blank
             parts.append("x")
     return "prompt" if "\n".join(parts).strip() else "blank"
-
-
-def _nesting(value: Any) -> int:
-    """How many arrays and objects nest in ``value`` (iteratively: any depth)."""
-    deepest = 0
-    stack = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        children = (
-            item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
-        )
-        if children is None:
-            continue
-        deepest = max(deepest, depth)
-        stack += [(child, depth + 1) for child in children]
-    return deepest
 
 
 def read_line(raw: bytes) -> Any:

@@ -255,9 +255,10 @@ def test_prompt_text_returns_text_or_none(value: Any) -> None:
 # -- regressions ------------------------------------------------------------------------------
 
 
-def test_deeply_nested_prompt_block_is_a_bad_line_not_a_crash() -> None:
+def test_deeply_nested_prompt_block_is_not_a_crash() -> None:
     """Finding: a content block nested deeper than orjson writes (255) raised out of
-    ``handle_line`` and ended the session with a traceback."""
+    ``handle_line`` and ended the session with a traceback.  It was then a bad line; since the
+    writers write any depth (as ``JSON.stringify`` does), it is a prompt."""
     deep = b"[" * 300 + b"]" * 300
     stdin = (
         b'{"type":"user","message":{"content":[' + deep + b"]}}\n"

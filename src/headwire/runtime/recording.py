@@ -152,7 +152,7 @@ def read_records(path: Path, buffer_bytes: int = -1) -> Iterator[dict[str, Any]]
     with f:
         for line in f:
             try:
-                record = loads(line)
+                record = loads(line, any_depth=True)  # what the recorder wrote, at any depth
             except JsonDecodeError:
                 continue
             if isinstance(record, dict):

@@ -24,6 +24,7 @@ from typing import Any
 import orjson
 
 from headwire.errors import RemoteProtocolError
+from headwire.wire.deep_json import loads_any_depth
 
 __all__ = ["JsonDecodeError", "loads"]
 
@@ -44,21 +45,29 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")  # orjson's message is the one reported
 
 
-def loads(data: bytes | bytearray | memoryview | str, *, replace_invalid: bool = False) -> Any:
+def loads(
+    data: bytes | bytearray | memoryview | str,
+    *,
+    replace_invalid: bool = False,
+    any_depth: bool = False,
+) -> Any:
     """The JSON value of ``data``, read as ``JSON.parse`` reads it.
 
     An escaped lone surrogate (``"\\ud800"``) becomes that lone surrogate in the ``str``; an
     escaped pair becomes the one code point it stands for; ``NaN`` and ``Infinity`` are not
     JSON.  Bytes that are not UTF-8 raise :class:`JsonDecodeError` (``invalid UTF-8 at byte N``)
-    unless ``replace_invalid`` is true, when each bad sequence reads as U+FFFD.  Invariant:
-    ``loads(encode(v)) == v`` for every JSON value ``v`` whose numbers are integers within
-    ``2**53`` or finite floats, whatever its strings hold.
+    unless ``replace_invalid`` is true, when each bad sequence reads as U+FFFD.  A text nested
+    over 1,024 levels is refused (a client's line), unless ``any_depth`` is true (headwire's own
+    recording, which :func:`headwire.wire.encode` writes at any depth).  Invariant:
+    ``loads(encode(v), any_depth=True) == v`` for every JSON value ``v`` whose numbers are
+    integers within ``2**53`` or finite floats, whatever its strings hold and however deep.
     """
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError as exc:
         refused = exc  # its message describes invalid JSON best (and as it always did)
-    if _TOO_DEEP in refused.msg:  # over 1,024 levels: refused whatever the stack depth
+    too_deep = _TOO_DEEP in refused.msg
+    if too_deep and not any_depth:  # over 1,024 levels: refused whatever the stack depth
         raise JsonDecodeError(refused.msg, refused.doc, refused.pos) from None
     if isinstance(data, str):
         text = data
@@ -75,6 +84,14 @@ def loads(data: bytes | bytearray | memoryview | str, *, replace_invalid: bool =
             except orjson.JSONDecodeError as exc:
                 refused = exc
     try:
-        return _stdlib_json.loads(text, parse_constant=_reject_constant)
-    except (ValueError, RecursionError):  # not JSON for the standard library either
+        if not too_deep:
+            return _stdlib_json.loads(text, parse_constant=_reject_constant)
+    except RecursionError:
+        if not any_depth:
+            raise JsonDecodeError(refused.msg, refused.doc, refused.pos) from None
+    except ValueError:  # not JSON for the standard library either
+        raise JsonDecodeError(refused.msg, refused.doc, refused.pos) from None
+    try:
+        return loads_any_depth(text)
+    except ValueError:
         raise JsonDecodeError(refused.msg, refused.doc, refused.pos) from None
