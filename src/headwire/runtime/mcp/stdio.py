@@ -35,6 +35,7 @@ import mcp_types as types
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.shared.message import SessionMessage
 
+from headwire.runtime.redact import redact
 from headwire.wire import JsonDecodeError, dumps, loads
 
 MAX_MESSAGE_BYTES = 256 * 1024 * 1024
@@ -84,7 +85,7 @@ class ProcessState:
 
     def stderr_text(self, limit: int = 600) -> str:
         """The end of the server's stderr as one trimmed line-ish string."""
-        text = b"".join(self.stderr_tail).decode("utf-8", "replace").strip()
+        text = redact(b"".join(self.stderr_tail).decode("utf-8", "replace")).strip()
         return text[-limit:]
 
 
@@ -254,7 +255,7 @@ async def stdio_transport(
             while chunk := await stderr.read(4096):
                 state.add_stderr(chunk)
                 if debug:
-                    sys.stderr.write(chunk.decode("utf-8", "replace"))
+                    sys.stderr.write(redact(chunk.decode("utf-8", "replace")))
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(reader)
