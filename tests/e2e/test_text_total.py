@@ -78,6 +78,8 @@ def _session_lines(*prompts: str) -> bytes:
 
 
 def test_a_latin1_file_name_does_not_poison_a_persistent_session(tmp_path: Path) -> None:
+    """Before: every later prompt got "Internal error"; a stdin line holding an escaped lone
+    surrogate was a bad line (orjson refuses the escape)."""
     _latin1_file(tmp_path)
     script = [{"tool": "glob", "args": {"pattern": "*"}}, {"text": "one"}, {"text": "two"}]
     with FakeOpenAI(script) as fake:
@@ -94,11 +96,13 @@ def test_a_latin1_file_name_does_not_poison_a_persistent_session(tmp_path: Path)
                 "stream-json",
             ],
             tmp_path,
-            stdin=_session_lines("list", "and then?"),
+            stdin=_session_lines("list", "and then? \ud83d"),  # a lone surrogate escaped
         )
+        last = fake.requests[-1]["messages"][-1]["content"]
     assert proc.returncode == 0, proc.stderr
     results = [m for m in proc.lines() if m["type"] == "result"]
     assert [(r["is_error"], r["result"]) for r in results] == [(False, "one"), (False, "two")]
+    assert last.endswith("and then? \ud83d")
 
 
 def test_a_lone_surrogate_in_an_sse_chunk_and_in_tool_arguments(tmp_path: Path) -> None:
