@@ -14,7 +14,7 @@ An input that breaks an invariant (an exception, a failed check, a hang over
 ``--findings`` and goes on (at most ``--max-findings`` per target); atheris writes its crash file
 there and stops that target.
 
-    PYTHONPATH=src:. python benchmarks/fuzz_long.py --total 1430000 --minutes 55
+    PYTHONPATH=src:. python benchmarks/fuzz_long.py --total 1668000 --minutes 70
     PYTHONPATH=src:. python benchmarks/fuzz_long.py --only acp.parse --total 50000
     PYTHONPATH=src:. python benchmarks/fuzz_long.py --replay fuzz-findings/acp.parse-123.seed
 """
@@ -74,8 +74,14 @@ TARGETS = (
     Target("projection.headless", 20, "test_fuzz_projection", "projection_headless"),
     Target("projection.acp", 50, "test_fuzz_projection", "projection_acp"),
     Target("projection.emitter", 35, "test_fuzz_projection", "projection_emitter"),
+    Target("text.file_names", 8, "test_fuzz_text", "text_file_names"),
+    Target("text.sse", 40, "test_fuzz_text", "text_sse"),
+    Target("text.mcp_lines", 150, "test_fuzz_text", "text_mcp_lines"),
+    Target("text.recording", 10, "test_fuzz_text", "text_recording"),
+    Target("text.stdin_prompts", 15, "test_fuzz_text", "text_stdin_prompts"),
+    Target("text.acp_prompts", 15, "test_fuzz_text", "text_acp_prompts"),
 )
-"""The targets; the weights (thousands of inputs in a 1,430,000-input run) give every target
+"""The targets; the weights (thousands of inputs in a 1,668,000-input run) give every target
 roughly four to eight minutes of one core on a 2-core machine."""
 
 
@@ -261,6 +267,57 @@ def projection_emitter(c: Any) -> int:
 
     _inner(p.test_the_emitter_bounds_every_tool_result)(p.tool_response(c))
     return 1
+
+
+def text_file_names(c: Any) -> int:
+    """Tools over file names of any bytes; every outcome written and read back."""
+    from tests.fuzz import test_fuzz_text as t
+
+    _inner(t.test_file_names_of_any_bytes_cross_every_writer)(t.file_case(c))
+    return 1
+
+
+def text_sse(c: Any) -> int:
+    """One SSE body of any text through the real OpenAI client."""
+    from tests.fuzz import test_fuzz_text as t
+
+    _inner(t.test_sse_chunks_of_any_text_arrive_as_sent)(t.sse_case(c))
+    return 1
+
+
+def text_mcp_lines(c: Any) -> int:
+    """One MCP stdio line of any text."""
+    from tests.fuzz import test_fuzz_text as t
+
+    _inner(t.test_mcp_lines_of_any_text_are_read_as_node_reads_them)(t.mcp_case(c))
+    return 1
+
+
+def text_recording(c: Any) -> int:
+    """Records of any text and depth, written and read back; returns the records."""
+    from tests.fuzz import test_fuzz_text as t
+
+    records = t.record_case(c)
+    _inner(t.test_every_record_written_is_read_back)(records)
+    return len(records)
+
+
+def text_stdin_prompts(c: Any) -> int:
+    """Prompts holding lone surrogates through a session's stdin."""
+    from tests.fuzz import test_fuzz_text as t
+
+    lines = t.surrogate_prompts(c)
+    _inner(t.test_stdin_prompts_with_lone_surrogates_are_answered)(lines)
+    return len(lines)
+
+
+def text_acp_prompts(c: Any) -> int:
+    """Prompts holding lone surrogates through an ACP server."""
+    from tests.fuzz import test_fuzz_text as t
+
+    case = t.acp_prompts(c)
+    _inner(t.test_acp_prompts_with_lone_surrogates_are_answered)(case)
+    return len(case[0])
 
 
 # -- the worker ---------------------------------------------------------------------------------
@@ -466,7 +523,7 @@ def replay(path: Path) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Parse the flags and run the targets (or one worker, or one replay)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--total", type=int, default=1_430_000, help="inputs over all targets")
+    parser.add_argument("--total", type=int, default=1_668_000, help="inputs over all targets")
     parser.add_argument("--minutes", type=float, default=55.0, help="wall-clock budget")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--engine", choices=["random", "atheris"], default="random")

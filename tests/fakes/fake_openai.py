@@ -25,6 +25,8 @@ A reply is an object with these keys (all optional; ``{}`` means ``{"text": "don
                       (``clean_close: true`` ends the body properly, so the client sees a
                       clean EOF without ``[DONE]``)
 ``malformed``         send a non-JSON ``data:`` line right after the role chunk
+``raw_unicode``       write the chunks' non-ASCII characters raw (U+2028 included), as
+                      ``JSON.stringify`` does, instead of as ``\\uXXXX`` escapes
 ``delay_s``           wait this long before answering; ``chunk_delay_s`` waits between events
 ``raw_sse``           send this text as the whole event-stream body, byte for byte, in
                       pieces of 7 bytes (replays the recorded quirk fixtures of
@@ -85,6 +87,7 @@ REPLY_KEYS = frozenset(
         "drop_after_chunks",
         "clean_close",
         "malformed",
+        "raw_unicode",
         "delay_s",
         "chunk_delay_s",
         "repeat_last",
@@ -179,7 +182,8 @@ def build_events(reply: Reply, number: int, model: str) -> list[bytes]:
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
         body = {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
-        return b"data: " + json.dumps(body).encode() + b"\n\n"
+        raw = bool(reply.get("raw_unicode"))
+        return b"data: " + json.dumps(body, ensure_ascii=not raw).encode() + b"\n\n"
 
     events = [chunk({"role": "assistant", "content": ""})]
     if reply.get("malformed"):

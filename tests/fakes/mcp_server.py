@@ -15,7 +15,11 @@ Modes (first argument):
   ``CallToolResult`` (``content`` is a string);
 * ``schema``: the same loop listing the tools of ``$FAKE_MCP_SCHEMAS`` (``{"name": schema}``)
   with exactly those input schemas, each call answering ``called NAME``;
-* ``stubborn``: like ``stdio`` but ignores SIGTERM and stdin EOF (so shutdown must kill it).
+* ``stubborn``: like ``stdio`` but ignores SIGTERM and stdin EOF (so shutdown must kill it);
+* ``raw-text``: a hand-written JSON-RPC loop (the SDK server cannot write these) whose tools
+  answer text Node's client accepts: ``lone`` (a ``\\ud800`` escape), ``latin1`` (a byte that
+  is not UTF-8), ``echo`` (the ``text`` argument as received) and ``broken`` (a line that is
+  not JSON at all, with the call's id in it).
 """
 
 import json
@@ -165,6 +169,48 @@ def _serve_malformed(schemas: dict[str, Any] | None = None) -> None:
             sys.stdout.flush()
 
 
+def _serve_raw_text() -> None:
+    """The ``raw-text`` mode: each tool answer written byte by byte."""
+    names = ("lone", "latin1", "echo", "broken")
+    tools = [
+        {"name": n, "description": n, "inputSchema": {"type": "object", "properties": {}}}
+        for n in names
+    ]
+    out = sys.stdout.buffer
+    for line in sys.stdin.buffer:
+        if not line.strip():
+            continue
+        msg = json.loads(line)
+        method, msg_id = msg.get("method"), msg.get("id")
+        if msg_id is None:
+            continue
+        if method == "initialize":
+            info = {"name": "raw-text", "version": "1"}
+            version = msg["params"]["protocolVersion"]
+            _reply(
+                msg_id,
+                {"protocolVersion": version, "capabilities": {"tools": {}}, "serverInfo": info},
+            )
+            continue
+        if method == "tools/list":
+            _reply(msg_id, {"tools": tools})
+            continue
+        name = msg.get("params", {}).get("name")
+        head = b'{"jsonrpc":"2.0","id":' + json.dumps(msg_id).encode()
+        if name == "lone":
+            text = b'"lone \\ud800 surrogate"'
+        elif name == "latin1":
+            text = b'"caf\xe9 au lait"'
+        elif name == "broken":
+            out.write(head + b',"result":{"content":[{"type":"text","text":"cut\n')
+            out.flush()
+            continue
+        else:
+            text = json.dumps(msg["params"].get("arguments", {}).get("text", "")).encode()
+        out.write(head + b',"result":{"content":[{"type":"text","text":' + text + b"}]}}\n")
+        out.flush()
+
+
 def main(argv: list[str]) -> None:
     """Run in the mode named by ``argv[0]``."""
     mode = argv[0] if argv else "stdio"
@@ -176,6 +222,8 @@ def main(argv: list[str]) -> None:
         return
     if mode == "schema":  # FAKE_MCP_SCHEMAS: {"tool name": inputSchema, ...}
         _serve_malformed(json.loads(os.environ["FAKE_MCP_SCHEMAS"]))
+    if mode == "raw-text":
+        _serve_raw_text()
         return
     if mode == "http":
         _serve_http()

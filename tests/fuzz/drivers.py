@@ -68,9 +68,9 @@ from headwire.runtime.models.base import (
     ToolCall,
     Usage,
 )
+from headwire.runtime.models.openai import OpenAIModel
 from headwire.runtime.tools.base import ApprovalMode, Tool, ToolContext, ToolOutcome
-from headwire.wire import encode
-from headwire.wire import loads as wire_loads
+from headwire.wire import encode, loads
 
 BUDGET = TOOL_RESULT_JSON_BYTE_BUDGET
 TIMEOUT_S = 60.0
@@ -226,11 +226,57 @@ class FuzzModel:
         yield Finished(Usage(input_tokens=5, output_tokens=1, total_tokens=6))
 
 
+WIRE_FAILURES: list[str] = []
+"""Model requests the OpenAI provider could not write or read back (see :class:`WireChecked`)."""
+_PROVIDER = OpenAIModel("http://127.0.0.1:9/v1", None, "fuzz-model")
+
+
+def as_read(value: Any) -> Any:
+    """``value`` as a JSON round trip gives it back: adjacent surrogate pairs joined (the one
+    code point they stand for), every number a double."""
+    if isinstance(value, str):
+        return value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+    if isinstance(value, dict):
+        return {as_read(k): as_read(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [as_read(v) for v in value]
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    return value
+
+
+class WireChecked:
+    """Wraps the agent's model: every request is first written as the OpenAI provider writes
+    its body and read back by the text rule's reader; a failure is kept in WIRE_FAILURES (the
+    checks assert it stays empty), so any text a channel brought in reaches a model server."""
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+        self.name = model.name
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        """Check the request's wire form, then delegate."""
+        try:
+            body = loads(_PROVIDER._payload(request))
+            if as_read(body["messages"]) != as_read(request.messages):
+                WIRE_FAILURES.append(f"messages changed on the wire: {request.messages!r:.300}")
+        except Exception as exc:  # any failure to write or read is a finding
+            WIRE_FAILURES.append(f"{type(exc).__name__}: {exc}")
+        async for event in self.model.stream(request):
+            yield event
+
+
+def assert_wire_clean() -> None:
+    """No model request failed to reach the wire since the last check."""
+    failures, WIRE_FAILURES[:] = list(WIRE_FAILURES), []
+    assert not failures, failures[:3]
+
+
 def _tool_mode(agent: Agent, plan: ToolPlan | None) -> None:
-    if plan is None:
-        return
-    agent.model = FuzzModel()
-    agent.tools[FuzzTool.name] = cast(Tool, FuzzTool(plan))
+    if plan is not None:
+        agent.model = FuzzModel()
+        agent.tools[FuzzTool.name] = cast(Tool, FuzzTool(plan))
+    agent.model = cast(Any, WireChecked(agent.model))
 
 
 # -- JSON helpers -----------------------------------------------------------------------------
@@ -243,7 +289,7 @@ def _reject_constant(name: str) -> Any:
 def parse_json(line: bytes) -> Any:
     """Parse one line as JSON the way the wires read it (:func:`headwire.wire.loads`: orjson,
     or the standard library for lone surrogate escapes)."""
-    return wire_loads(line)
+    return loads(line)
 
 
 def output_frames(stdout: bytes) -> list[Any]:
@@ -377,12 +423,21 @@ def _prompt_kind(message: Any) -> str:
             and isinstance(block.get("text"), str)
         ):
             parts.append(block["text"])
-        else:
-            try:
-                parts.append(orjson.dumps(block).decode())
-            except orjson.JSONEncodeError:  # deeper than 254 levels: not a prompt
-                return "bad"
+        else:  # written as JSON (lone surrogates as escapes, any depth): never blank
+            parts.append("x")
     return "prompt" if "\n".join(parts).strip() else "blank"
+
+
+def read_line(raw: bytes) -> Any:
+    """The documented reading of an input line (the text rule, as ``JSON.parse``): orjson,
+    else (an escaped lone surrogate) strict UTF-8 and the standard library; a line nested over
+    orjson's 1,024 levels is refused.  Raises ``ValueError`` or ``RecursionError``."""
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        if _too_deep(exc):
+            raise
+    return json.loads(raw.decode("utf-8"), parse_constant=_reject_constant)
 
 
 def input_lines(data: bytes) -> list[bytes]:
@@ -408,8 +463,8 @@ def expect_session(lines: Sequence[bytes]) -> SessionExpect:
     for n, raw in enumerate(lines, 1):
         if not raw.strip():
             continue
-        try:  # JSON as JSON.parse reads it: lone surrogate escapes included
-            message = parse_json(raw)
+        try:
+            message = read_line(raw)
         except (ValueError, RecursionError):
             bad(n)
             continue
@@ -616,6 +671,7 @@ def check_session(lines: Sequence[bytes], run: Captured, texts: Sequence[str] = 
     are the tool's outputs (tool results may also show texts the client sent)."""
     assert run.rc == 0, f"exit code {run.rc}"
     assert "Traceback" not in run.stderr, run.stderr[-3000:]
+    assert_wire_clean()
     frames = output_frames(run.stdout)
     expect = expect_session(lines)
     results = [f for f in frames if isinstance(f, dict) and f.get("type") == "result"]
@@ -855,6 +911,7 @@ def check_acp(fed: Sequence[bytes], run: Captured, texts: Sequence[str] = ()) ->
     """The ACP invariants for the lines as fed (see the module docstring)."""
     assert run.rc == 0, f"exit code {run.rc}"
     assert "Traceback" not in run.stderr, run.stderr[-3000:]
+    assert_wire_clean()
     frames = output_frames(run.stdout)
     expected: Counter[bytes] = Counter()
     expected_errors: Counter[tuple[bytes, int]] = Counter()

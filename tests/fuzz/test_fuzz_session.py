@@ -171,7 +171,7 @@ def session_message(c: Chooser) -> dict[str, Any]:
 def session_lines(c: Chooser, most: int = 8) -> list[bytes]:
     """A batch of input lines (a line may hold newlines of its own)."""
     pool = seeds("session")
-    return [fuzz_line(c, pool, session_message) for _ in range(c.integer(1, most))]
+    return [unambiguous(fuzz_line(c, pool, session_message)) for _ in range(c.integer(1, most))]
 
 
 def tool_texts(c: Chooser) -> list[tuple[str | None, str | None]]:
@@ -210,13 +210,23 @@ def tool_case(c: Chooser) -> tuple[list[bytes], list[bytes], ToolPlan]:
     lines.append(b'{"type":"user","message":{"role":"user","content":"run the tool"}}')
     pool = seeds("session")
     answers = [
-        fuzz_line(c, pool, control_answer) if c.integer(0, 3) == 0 else dumps(c, control_answer(c))
+        unambiguous(
+            fuzz_line(c, pool, control_answer)
+            if c.integer(0, 3) == 0
+            else dumps(c, control_answer(c))
+        )
         for _ in range(c.integer(0, 4))
     ]
     return lines, answers, ToolPlan(tool_texts(c))
 
 
 INITIALIZE = b'{"type":"control_request","request_id":"init","request":{"subtype":"initialize"}}'
+
+
+def unambiguous(line: bytes) -> bytes:
+    """``line`` without the pieces whose reading depends on the stack depth (an escaped lone
+    surrogate nested some 700 to 1,024 levels deep: the standard library reads it or not)."""
+    return b"\n".join(p for p in line.split(b"\n") if not acp_ambiguous(p))
 
 
 @fuzz_settings(60)
@@ -245,9 +255,10 @@ def test_prompt_text_returns_text_or_none(value: Any) -> None:
 # -- regressions ------------------------------------------------------------------------------
 
 
-def test_deeply_nested_prompt_block_is_a_bad_line_not_a_crash() -> None:
+def test_deeply_nested_prompt_block_is_not_a_crash() -> None:
     """Finding: a content block nested deeper than orjson writes (255) raised out of
-    ``handle_line`` and ended the session with a traceback."""
+    ``handle_line`` and ended the session with a traceback.  It was then a bad line; since the
+    writers write any depth (as ``JSON.stringify`` does), it is a prompt."""
     deep = b"[" * 300 + b"]" * 300
     stdin = (
         b'{"type":"user","message":{"content":[' + deep + b"]}}\n"

@@ -12,13 +12,17 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from headwire.runtime import environment
+from tests.e2e.helpers import env_for
 from tests.fakes.fake_openai import FakeOpenAI
 from tests.security.helpers import run_headwire
 
@@ -132,7 +136,8 @@ def test_an_mcp_server_gets_the_key_only_when_its_config_says_so(tmp_path: Path)
     assert proc.returncode == 0, proc.stderr
     (text,) = _tool_texts(json.loads(proc.stdout))
     seen = json.loads(text)
-    assert seen["OPENAI_API_KEY"] == ENV_CANARY and seen["PASSED_ON_PURPOSE"] == "1"
+    # The server got the key (absent, it would not be listed); its echo of it is scrubbed.
+    assert seen["OPENAI_API_KEY"] == "***" and seen["PASSED_ON_PURPOSE"] == "1"
 
 
 FAILURES: dict[str, list[dict[str, Any]]] = {
@@ -147,6 +152,8 @@ FAILURES: dict[str, list[dict[str, Any]]] = {
     ]
     * 4,
     "400-echo": [{"error_status": 400, "message": "invalid request for key {key}"}],
+    # The key across the 500-character cut of a raw body: 20 characters leaked before.
+    "400-long-raw-body-echo": [{"error_status": 400, "error_body": "x" * 480 + "{key} and more"}],
     "stream-dropped": [{"text": "partial", "drop_after_chunks": 2}] * 4,
 }
 
@@ -317,3 +324,121 @@ def test_resume_cannot_reach_outside_the_chats_folder(tmp_path: Path) -> None:
         except RecordingError:
             continue
         raise AssertionError(f"{bad!r} was accepted")
+
+
+# ---------------------------------------------------------------------------------------------
+# A tool cannot read the key at all; and what a tool meets anyway is scrubbed.
+
+PROC_DUMP = (
+    "tr '\\0' '\\n' < /proc/$PPID/environ > proc_environ.txt; "
+    "tr '\\0' ' ' < /proc/$PPID/cmdline > proc_cmdline.txt; "
+    "cat proc_environ.txt proc_cmdline.txt"
+)
+
+
+def fragments(secret: str, shortest: int = 8) -> list[str]:
+    """Every prefix and suffix of ``secret`` at least ``shortest`` long (what one cut leaves)."""
+    cuts = range(shortest, len(secret) + 1)
+    return [secret[:n] for n in cuts] + [secret[-n:] for n in cuts]
+
+
+def _everything(tmp: Path, out: bytes, err: str, requests: list[Any]) -> dict[str, bytes]:
+    found = {"stdout": out, "stderr": err.encode(), "model requests": json.dumps(requests).encode()}
+    home = tmp / "home"
+    for path in sorted(p for p in home.rglob("*") if p.is_file()):
+        found[str(path.relative_to(tmp))] = path.read_bytes()
+    return found
+
+
+def test_a_tool_cannot_read_the_key_from_proc(tmp_path: Path) -> None:
+    """Before: ``OPENAI_API_KEY=<key>`` in ``/proc/$PPID/environ`` and the flag's key in
+    ``/proc/$PPID/cmdline``, both readable by the shell the model runs."""
+    script = [{"tool": "run_shell_command", "args": {"command": PROC_DUMP}}, {"text": "done"}]
+    env = {"OPENAI_API_KEY": ENV_CANARY, "MY_COPY": f"k={ENV_CANARY}"}
+    with FakeOpenAI(script, require_api_key=FLAG_CANARY) as fake:
+        proc = run_headwire(
+            [
+                *("-m", "fake-model", "--openai-base-url", fake.base_url, "--yolo", "-o", "json"),
+                *("--openai-api-key", FLAG_CANARY, "-p", "dump /proc"),
+            ],
+            tmp_path,
+            env=env,
+        )
+    assert proc.returncode == 0, proc.stderr
+    environ = (tmp_path / "proj" / "proc_environ.txt").read_text()
+    cmdline = (tmp_path / "proj" / "proc_cmdline.txt").read_text()
+    assert "OPENAI_API_KEY=" in environ and "MY_COPY=k=" in environ  # the shell did read them
+    assert "--openai-api-key " in cmdline
+    for secret in (ENV_CANARY, FLAG_CANARY):  # written by the shell itself: never scrubbed
+        assert not any(f in environ + cmdline for f in fragments(secret)), secret
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None, reason="needs root")
+def test_the_agent_is_not_dumpable(tmp_path: Path) -> None:
+    """As an ordinary user, a tool cannot open headwire's ``/proc/PID/environ`` or ``mem``
+    (before: both readable, being the same user's dumpable process)."""
+    top = Path(tempfile.mkdtemp(prefix="hw-nobody-"))
+    try:
+        for sub in ("home", "proj"):
+            (top / sub).mkdir()
+        for path in (top, top / "home", top / "proj"):
+            os.chown(path, 65534, 65534)
+        command = "cat /proc/$PPID/environ >/dev/null; echo environ=$?; head -c1 /proc/$PPID/mem"
+        script = [{"tool": "run_shell_command", "args": {"command": command}}, {"text": "done"}]
+        with FakeOpenAI(script) as fake:
+            done = subprocess.run(
+                [
+                    *("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"),
+                    *(sys.executable, "-m", "headwire", "-m", "fake-model", "--yolo", "-o"),
+                    *("json", "--openai-base-url", fake.base_url, "-p", "look"),
+                ],
+                cwd=top / "proj",
+                env=env_for(top / "home", OPENAI_API_KEY=ENV_CANARY),
+                capture_output=True,
+                timeout=90,
+                check=False,
+            )
+        assert done.returncode == 0, done.stderr.decode()
+        (text,) = _tool_texts(json.loads(done.stdout))
+        assert "environ=1" in text and "Permission denied" in text, text
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
+
+
+def test_tool_output_is_scrubbed_of_the_key_and_its_fragments(tmp_path: Path) -> None:
+    """A tool that meets the key elsewhere (a file here) cannot pass it, whole or cut, to the
+    model, a wire, the recording, an artifact or the Dual Output file."""
+    proj = tmp_path / "proj"
+    proj.mkdir(parents=True)
+    (proj / "key.txt").write_text(FLAG_CANARY)
+    big = "python3 -c \"print('x' * 300000)\"; cat key.txt; echo"
+    cut = "cat key.txt; echo; head -c 12 key.txt; echo; tail -c 11 key.txt; echo; cat key.txt"
+    script = [
+        {
+            "tools": [
+                {"name": "run_shell_command", "args": {"command": big}},
+                {"name": "run_shell_command", "args": {"command": cut}},
+                {"name": "read_file", "args": {"file_path": str(proj / "key.txt")}},
+            ]
+        },
+        {"text": "done"},
+    ]
+    with FakeOpenAI(script) as fake:
+        proc = run_headwire(
+            [
+                *("-m", "fake-model", "--openai-base-url", fake.base_url, "--yolo"),
+                *("-o", "stream-json", "--json-file", str(tmp_path / "home" / "dual.jsonl")),
+                *("--openai-api-key", FLAG_CANARY, "-p", "read the key"),
+            ],
+            tmp_path,
+        )
+        requests = list(fake.requests)
+    assert proc.returncode == 0, proc.stderr
+    texts = _tool_texts(proc.lines())
+    assert len(texts) == 3 and "***" in texts[1] and "***" in texts[2]
+    assert len(list((tmp_path / "home").rglob("*.output"))) >= 1  # an artifact was written
+    leaks = {
+        where: [f for f in fragments(FLAG_CANARY) if f.encode() in data]
+        for where, data in _everything(tmp_path, proc.stdout, proc.stderr, requests).items()
+    }
+    assert {where: found for where, found in leaks.items() if found} == {}

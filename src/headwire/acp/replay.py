@@ -29,6 +29,7 @@ from headwire.boundary import acp_tool_result_update
 from headwire.events import ToolResponse
 from headwire.runtime.recording import read_records
 from headwire.runtime.tools.base import Tool
+from headwire.wire import loads
 
 __all__ = ["INTERRUPTED_TEXT", "READ_BUFFER_BYTES", "Replayer", "stream_records"]
 
@@ -64,7 +65,7 @@ def _arguments(function: Any) -> dict[str, Any]:
         return raw
     if isinstance(raw, str):
         try:
-            parsed = orjson.loads(raw)
+            parsed = loads(raw)
         except orjson.JSONDecodeError:
             return {}
         return parsed if isinstance(parsed, dict) else {}

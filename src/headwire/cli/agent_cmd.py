@@ -27,7 +27,7 @@ from headwire.cli.build import (
     plan_session,
 )
 from headwire.cli.dual import open_dual_output
-from headwire.cli.flags import apply_compat, build_parser
+from headwire.cli.flags import apply_compat, build_parser, check_new_session_id
 from headwire.errors import ExitCode, UsageError
 from headwire.events import Event, RecordingDegraded, TurnFinished
 from headwire.headless import HeadlessEmitter
@@ -130,6 +130,9 @@ def run_agent(argv: list[str]) -> int:
     except UsageError as exc:
         warn(f"headwire: {exc}")
         return ExitCode.USAGE
+    from headwire.runtime.storage import data_dir
+
+    check_new_session_id(parser, args, data_dir(), Path.cwd())
     if args.acp:
         from headwire.acp.server import run_acp
 

@@ -231,7 +231,12 @@ async def build_runtime(
         # permission rules decide whatever it then asks for
         context_text=load_context(cwd, root, settings.context_file_names, note=warn),
     )
-    recorder = Recorder(root, cwd, plan.session_id)
+    try:
+        recorder = Recorder(root, cwd, plan.session_id)  # checks the id; locks a resumed one
+    except RecordingError as exc:
+        for close in reversed(closers):
+            await close()
+        raise UsageError(str(exc)) from None
     events = Broadcast()
     events.subscribe(RecordingSubscriber(recorder, events))
     agent = Agent(

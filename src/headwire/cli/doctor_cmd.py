@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import sys
 from typing import cast
 
 from headwire.errors import ConfigError, ExitCode
+from headwire.runtime.environment import credential_environment
 
 _PROG = "headwire doctor"
 
@@ -75,7 +75,7 @@ def run_doctor(argv: list[str]) -> int:
         parse_text_tool_calls=args.parse_text_tool_calls,
     )
     try:
-        config = resolve_provider(flags, os.environ)
+        config = resolve_provider(flags, credential_environment())
     except ConfigError as exc:
         sys.stderr.write(f"{_PROG}: {exc}\n")
         return ExitCode.USAGE

@@ -10,10 +10,76 @@ is emitted and recorded, its tool's process group and the MCP servers are stoppe
 from __future__ import annotations
 
 import argparse
+import math
+from pathlib import Path
 
 from headwire import __version__
 from headwire.cli.parsing import Parser
 from headwire.io.stdio import warn
+
+MAX_TIMEOUT_S = 2_147_483.0
+"""The longest ``--tool-timeout``: whole seconds under 2**31 - 1 ms, the longest timer of Node."""
+MAX_FD = 2**31 - 1
+"""The largest descriptor number a C ``int`` holds."""
+
+
+def seconds(text: str) -> float:
+    """``--tool-timeout``: a finite number of seconds, above 0 and at most MAX_TIMEOUT_S."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not (math.isfinite(value) and 0 < value <= MAX_TIMEOUT_S):
+        raise argparse.ArgumentTypeError(
+            f"must be more than 0 and at most {MAX_TIMEOUT_S:.0f} seconds, not {text!r}"
+        )
+    return value
+
+
+def descriptor(text: str) -> int:
+    """``--json-fd``: a descriptor number from 3 to MAX_FD (whether it is open is checked when
+    it is used)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a file descriptor number") from None
+    if not 3 <= value <= MAX_FD:
+        raise argparse.ArgumentTypeError(
+            f"must be a descriptor from 3 to {MAX_FD} (0-2 are stdin, stdout, stderr), not {text}"
+        )
+    return value
+
+
+def session_id(text: str) -> str:
+    """``--session-id`` / ``--resume``: one plain file name, the rule recordings are kept by."""
+    from headwire.runtime.recording import InvalidSessionIdError, check_session_id
+
+    try:
+        return check_session_id(text)
+    except InvalidSessionIdError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def check_new_session_id(
+    parser: argparse.ArgumentParser, args: argparse.Namespace, root: Path, cwd: Path
+) -> None:
+    """Refuse ``--session-id ID`` (without ``--resume``/``--continue``) when this project
+    already has a recording of ``ID`` holding records: a second conversation would be appended
+    to the first one's file.  Exits 2 through ``parser.error``."""
+    if not args.session_id or args.resume or args.continue_:
+        return
+    from headwire.runtime.recording import RecordingError, find_session
+
+    try:
+        path = find_session(root, cwd, args.session_id)
+        held = path.stat().st_size > 0
+    except (RecordingError, OSError):
+        return
+    if held:
+        parser.error(
+            f"session {args.session_id} already exists in this project; continue it with "
+            f"--resume {args.session_id}, or choose a new --session-id"
+        )
 
 
 def split_list(values: list[str] | None) -> list[str]:
@@ -158,7 +224,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="resume the most recent session of this project",
     )
     p.add_argument(
-        "--session-id", metavar="SESSION_ID", help="use this session id for a new session"
+        "--session-id",
+        type=session_id,
+        metavar="SESSION_ID",
+        help="use this session id for a new session",
     )
     p.add_argument("--system-prompt", metavar="TEXT", help="replace the built-in system prompt")
     p.add_argument(
@@ -179,7 +248,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="extra workspace directories the file tools may reach (comma-separated)",
     )
     p.add_argument(
-        "--tool-timeout", type=float, default=None, metavar="SECONDS", help="seconds per tool call"
+        "--tool-timeout",
+        type=seconds,
+        default=None,
+        metavar="SECONDS",
+        help="seconds per tool call",
     )
     p.add_argument("--channel", metavar="NAME", help="accepted for SDK compatibility")
     p.add_argument(
@@ -191,7 +264,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--json-fd",
-        type=int,
+        type=descriptor,
         metavar="FD",
         help="Dual Output: mirror stream-JSON events to this descriptor (>= 3)",
     )

@@ -41,9 +41,11 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.write(f"{__version__}\n")
         return 0
     from headwire.cli.agent_cmd import run_agent
+    from headwire.io.credentials import withhold_credentials
     from headwire.io.memory import pin_mmap_threshold
     from headwire.io.signals import ignore_until_exit
 
+    withhold_credentials(args)
     pin_mmap_threshold()
     code = run_agent(args)
     ignore_until_exit()  # the exit code is decided: a late signal must not kill the process

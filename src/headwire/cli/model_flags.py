@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import os
 
 from headwire.errors import ConfigError, UsageError
+from headwire.runtime.environment import credential_environment
 from headwire.runtime.models.base import Model
 from headwire.runtime.models.select import ProviderChoice, select_model
 
@@ -26,7 +26,10 @@ def model_from_flags(args: argparse.Namespace, settings: ProviderChoice | None =
     """The run's model; a configuration problem is a :class:`UsageError` (exit code 2)."""
     try:
         return select_model(
-            provider_flags(args), os.environ, settings, script=getattr(args, "script", None)
+            provider_flags(args),
+            credential_environment(),
+            settings,
+            script=getattr(args, "script", None),
         )
     except ConfigError as exc:
         raise UsageError(str(exc)) from None

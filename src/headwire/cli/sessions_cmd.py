@@ -197,7 +197,7 @@ def _list(args: argparse.Namespace, root: Path, out: TextIO) -> int:
     if args.limit > 0:
         infos = infos[: args.limit]
     if args.json:
-        import orjson
+        from headwire.wire import dumps
 
         for info in infos:
             row = {
@@ -209,7 +209,7 @@ def _list(args: argparse.Namespace, root: Path, out: TextIO) -> int:
                 "size": info.size,
                 "path": info.path,
             }
-            out.write(orjson.dumps(row).decode() + "\n")
+            out.write(dumps(row).decode() + "\n")
         return ExitCode.OK
     if not infos:
         out.write(f"No recorded sessions under {root}.\n")

@@ -25,6 +25,8 @@ from typing import Any
 
 import orjson
 
+from headwire.wire import loads
+
 POLL_INTERVAL_S = 0.5
 READ_CHUNK = 1 << 20
 """Bytes read by one step of a poll."""
@@ -128,7 +130,7 @@ class InputFilePoller:
             if not raw.strip():
                 continue
             try:
-                command = orjson.loads(raw)
+                command = loads(raw)
             except orjson.JSONDecodeError:
                 self.warn(f"headwire: --input-file line {self.lineno}: not valid JSON")
                 continue

@@ -42,6 +42,7 @@ from headwire.runtime.models.base import (
 from headwire.runtime.permissions import Decision
 from headwire.runtime.policy import Policy
 from headwire.runtime.prompt import build_system_prompt
+from headwire.runtime.redact import redact_outcome
 from headwire.runtime.tools.base import ApprovalMode, ArtifactSink, Tool, ToolContext, ToolOutcome
 from headwire.runtime.tools.output import model_text
 from headwire.runtime.tools.toolset import missing_tool_message
@@ -436,7 +437,7 @@ class Agent:
                 call_id=call.call_id, name=call.name, args=call.args, parent=self.parent
             )
         )
-        outcome = await self._execute(call)
+        outcome = redact_outcome(await self._execute(call))  # no registered secret leaves
         failed = outcome.error is not None
         stats.count_tool(call.name, failed, int((time.monotonic() - started) * 1000))
         text = model_text(call.name, outcome, self.artifacts)

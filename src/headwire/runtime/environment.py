@@ -22,12 +22,42 @@ MIN_CONTAINED_SECRET = 8
 """Secrets at least this long are also found inside longer values (``KEY=sk-...`` lists)."""
 
 _secret_values: set[str] = set()
+_withheld: dict[str, str] = {}
 
 
 def register_secret(value: str | None) -> None:
-    """Remember ``value`` (an API key in use) so that no variable carrying it reaches a tool."""
+    """Remember ``value`` (an API key in use) so that no variable carrying it reaches a tool
+    and no tool output carries it (:mod:`headwire.runtime.redact`)."""
     if value and value.strip():
         _secret_values.add(value.strip())
+
+
+def registered_secrets() -> frozenset[str]:
+    """Every secret registered so far."""
+    return frozenset(_secret_values)
+
+
+def withhold_secret_variables() -> dict[str, str]:
+    """Move :data:`SECRET_VARIABLES` out of ``os.environ`` (and so out of the C environment
+    every child inherits) into a private table, registering each value; return what moved.
+
+    headwire's own configuration still reads them through :func:`credential_environment`.
+    """
+    moved: dict[str, str] = {}
+    for name in SECRET_VARIABLES:
+        value = os.environ.pop(name, None)
+        if value is not None:
+            moved[name] = value
+            register_secret(value)
+    _withheld.update(moved)
+    return moved
+
+
+def credential_environment() -> dict[str, str]:
+    """``os.environ`` plus the variables :func:`withhold_secret_variables` took out: the
+    environment headwire's own settings are read from (the model's key, ``$OPENAI_API_KEY``
+    in an MCP server's configuration), never a child's."""
+    return {**os.environ, **_withheld}
 
 
 def _carries_secret(value: str) -> bool:

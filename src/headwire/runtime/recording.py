@@ -9,11 +9,19 @@ A write failure never stops the agent: the recorder turns itself off and keeps t
 ``failed``; the agent then emits upstream's ``system/session_recording_degraded`` once (data
 ``{session_id, reason: "write_failed", message:`` :data:`RECORDING_FAILURE_MESSAGE` ``}``) and
 the CLI adds the reason on stderr.
+
+A session id is one plain file name (:func:`check_session_id`), checked when a recorder is made
+as when a recording is looked up.  While a recorder has its file open it holds an exclusive
+advisory lock (``flock``) on it: a second process on the same session gets
+:class:`SessionInUseError` up front when the recording already exists (``--resume``), or, if
+both started a new one at once, the second one's recording stops with that reason.  The kernel
+drops the lock when the process ends, however it ends.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import re
 import time
@@ -22,11 +30,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-import orjson
-
 from headwire.errors import StorageError
-from headwire.runtime.storage import chats_dir, private_dir
-from headwire.wire import encode
+from headwire.runtime.storage import chats_dir, legacy_chats_dir, private_dir
+from headwire.wire import JsonDecodeError, encode, loads
 
 RECORDING_FAILURE_MESSAGE = (
     "Session recording stopped after a write failure. New messages for the affected session "
@@ -40,11 +46,38 @@ class RecordingError(StorageError):
     """A recording could not be read (missing, unreadable)."""
 
 
+class InvalidSessionIdError(RecordingError):
+    """A session id that is not one plain file name."""
+
+
+class SessionInUseError(RecordingError):
+    """Another process holds the recording's lock (it is appending to the same session)."""
+
+
+_SESSION_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,199}")
+
+
+def check_session_id(session_id: str) -> str:
+    """``session_id`` when it is one plain file name (1 to 200 letters, digits, ``_``, ``.``,
+    ``-``, not starting with ``.`` or ``-``), else :class:`InvalidSessionIdError`: no ``/``, no
+    ``..``, no absolute path can put a recording outside the chats folder."""
+    if not _SESSION_ID.fullmatch(session_id):
+        raise InvalidSessionIdError(
+            f"Invalid session ID {session_id!r}: use 1 to 200 letters, digits, '_', '.' or '-', "
+            "starting with a letter, digit or '_'"
+        )
+    return session_id
+
+
 class Recorder:
-    """Appends records to ``<chats>/<session_id>.jsonl``."""
+    """Appends records to ``<chats>/<session_id>.jsonl``, holding its lock while open.
+
+    Raises :class:`InvalidSessionIdError` for an id that is not a plain file name, and
+    :class:`SessionInUseError` when the recording exists and another process holds its lock.
+    """
 
     def __init__(self, root: Path, cwd: Path, session_id: str) -> None:
-        self.session_id = session_id
+        self.session_id = check_session_id(session_id)
         self.cwd = str(cwd)
         """The working directory, on every record (as upstream's recordings have it)."""
         self.path = chats_dir(root, cwd) / f"{session_id}.jsonl"
@@ -52,6 +85,34 @@ class Recorder:
         self.failed: str | None = None
         self.failure_reported = False
         """Set by whoever announced ``failed`` (the agent's ``session_recording_degraded``)."""
+        try:
+            exists = self.path.exists()
+        except OSError:
+            exists = False
+        if exists:  # resuming: take the lock now, so a busy session is refused up front
+            try:
+                self._open()
+            except OSError as exc:
+                self.failed = f"{type(exc).__name__}: {exc}"
+
+    def _open(self) -> IO[bytes]:
+        private_dir(self.path.parent)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise SessionInUseError(
+                f"Session {self.session_id} is in use by another headwire process (its "
+                "recording is locked); wait for it to end or use another session ID"
+            ) from None
+        except OSError:
+            pass  # a file system without locks: record unlocked, as before
+        self._file = os.fdopen(fd, "ab")
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            self._file.write(b"\n")  # end a line torn by a crash; readers skip it
+        return self._file
 
     def record(self, kind: str, **fields: Any) -> None:
         """Append one record and flush it; on failure, disable recording and keep ``failed``."""
@@ -66,18 +127,15 @@ class Recorder:
             **fields,
         }
         try:
-            if self._file is None:
-                private_dir(self.path.parent)
-                fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
-                self._file = os.fdopen(fd, "ab")
-                size = os.fstat(fd).st_size
-                if size and os.pread(fd, 1, size - 1) != b"\n":
-                    self._file.write(b"\n")  # end a line torn by a crash; readers skip it
+            file = self._file if self._file is not None else self._open()
             data = encode(entry)  # a display may be hundreds of MB: no second copy to add "\n"
-            self._file.write(data)
+            file.write(data)
             del data
-            self._file.write(b"\n")
-            self._file.flush()
+            file.write(b"\n")
+            file.flush()
+        except SessionInUseError as exc:
+            self.failed = str(exc)
+            self.close()
         except (OSError, ValueError) as exc:
             self.failed = f"{type(exc).__name__}: {exc}"
             self.close()
@@ -100,28 +158,43 @@ def read_records(path: Path, buffer_bytes: int = -1) -> Iterator[dict[str, Any]]
     with f:
         for line in f:
             try:
-                record = orjson.loads(line)
-            except orjson.JSONDecodeError:
+                record = loads(line, any_depth=True)  # what the recorder wrote, at any depth
+            except JsonDecodeError:
                 continue
             if isinstance(record, dict):
                 yield record
 
 
-_SESSION_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,199}")
+def _exists(path: Path) -> bool:
+    try:
+        return path.exists()
+    except OSError:  # e.g. a name too long for the file system
+        return False
 
 
 def find_session(root: Path, cwd: Path, session_id: str) -> Path:
     """The recording of ``session_id`` in this project (an id is one plain file name: no
-    separators, no leading dot, so ``../x`` cannot reach a file outside the chats folder)."""
-    if not _SESSION_ID.fullmatch(session_id):
-        raise RecordingError(f"No saved session found with ID {session_id!r}")
-    path = chats_dir(root, cwd) / f"{session_id}.jsonl"
+    separators, no leading dot, so ``../x`` cannot reach a file outside the chats folder).
+
+    A recording of the earlier folder layout (:func:`headwire.runtime.storage.legacy_chats_dir`)
+    is found too, and moved into this project's folder so that the session goes on in one file.
+    """
     try:
-        found = path.exists()
-    except OSError:  # e.g. a name too long for the file system
-        found = False
-    if not found:
+        check_session_id(session_id)
+    except InvalidSessionIdError:
+        raise RecordingError(f"No saved session found with ID {session_id!r}") from None
+    name = f"{session_id}.jsonl"
+    path = chats_dir(root, cwd) / name
+    if _exists(path):
+        return path
+    legacy = legacy_chats_dir(root, cwd) / name
+    if not _exists(legacy):
         raise RecordingError(f"No saved session found with ID {session_id}")
+    try:
+        private_dir(path.parent)
+        os.rename(legacy, path)
+    except OSError:
+        return legacy  # readable where it is; new records go to the new folder
     return path
 
 

@@ -38,6 +38,7 @@ import orjson
 
 from headwire.runtime.recording import RecordingError
 from headwire.runtime.storage import chat_folders, private_dir, sessions_index_path
+from headwire.wire import dumps
 
 __all__ = [
     "HEAD_BYTES",
@@ -275,7 +276,7 @@ def _load_index(path: Path) -> dict[str, SessionInfo]:
 
 
 def _save_index(path: Path, infos: Iterable[SessionInfo]) -> None:
-    data = orjson.dumps(
+    data = dumps(  # lone surrogates (a first prompt's) as escapes, as the recorder writes them
         {"version": INDEX_VERSION, "fields": _FIELDS, "sessions": [astuple(i) for i in infos]}
     )
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")

@@ -2,8 +2,14 @@
 
 Layout under the data directory (``$HEADWIRE_HOME``, else ``~/.headwire``)::
 
-    tmp/<sha256 of the project path>/<tool>_<12 hex>.output      producer artifacts (0600)
-    projects/<project path with / as ->/chats/<session id>.jsonl  canonical recordings (0600)
+    tmp/<sha256 of the project path>/<tool>_<12 hex>.output         producer artifacts (0600)
+    projects/<readable path>-<16 hex>/chats/<session id>.jsonl      canonical recordings (0600)
+
+A project's folder name is its absolute path made readable (every character other than a
+letter, digit or ``_`` as ``-``, at most the last 80 characters), then ``-`` and the first 16 hex
+digits of the SHA-256 of the path: ``/p/proj.a`` and ``/p/proj/a`` read alike but never share a
+folder.  Folders of the earlier layout (the path alone, which collides) are still searched by
+:func:`legacy_chats_dir`.
 
 Every directory is created 0700 and every file 0600: tool output and transcripts may hold
 secrets.
@@ -18,6 +24,8 @@ import re
 import secrets
 from collections.abc import Mapping
 from pathlib import Path
+
+from headwire.runtime.redact import redact
 
 
 def data_dir(env: Mapping[str, str] | None = None) -> Path:
@@ -51,8 +59,25 @@ def project_hash(cwd: Path) -> str:
     return hashlib.sha256(str(cwd.resolve()).encode("utf-8", "surrogateescape")).hexdigest()
 
 
+_NOT_NAME_CHAR = re.compile(r"[^A-Za-z0-9_]")
+READABLE_CHARS = 80
+"""At most this many characters of the path (its end) appear in a project's folder name."""
+
+
 def project_slug(cwd: Path) -> str:
-    """A readable folder name for a project: its absolute path with separators as dashes."""
+    """A project's folder name: its path made readable, plus 16 hex of its SHA-256 (see above).
+
+    Invariant: two different absolute paths never get the same name, and a name is at most
+    ``READABLE_CHARS + 17`` ASCII characters (well under any file system's name limit).
+    """
+    readable = _NOT_NAME_CHAR.sub("-", str(cwd.resolve())[-READABLE_CHARS:])
+    return f"{readable}-{project_hash(cwd)[:16]}"
+
+
+def legacy_project_slug(cwd: Path) -> str:
+    """The folder name of the earlier layout: the path with ``/`` and ``.`` as ``-``.  It is not
+    collision-free (``/p/proj.a`` and ``/p/proj/a`` share it), so only an explicit session ID
+    is looked up there."""
     return str(cwd.resolve()).replace(os.sep, "-").replace(".", "-")
 
 
@@ -63,7 +88,9 @@ class ArtifactStore:
         self.directory = root / "tmp" / project_hash(cwd)
 
     def save(self, tool_name: str, data: bytes) -> Path:
-        """Write ``data`` to a new 0600 file and return its absolute path."""
+        """Write ``data``, registered secrets scrubbed (:func:`headwire.runtime.redact.redact`),
+        to a new 0600 file and return its absolute path."""
+        data = redact(data)
         private_dir(self.directory)
         safe = re.sub(r"[^0-9A-Za-z_-]", "_", tool_name[:64], flags=re.ASCII)
         path = self.directory / f"{safe}_{secrets.token_hex(6)}.output"
@@ -91,3 +118,8 @@ def artifact_folders(root: Path) -> list[Path]:
 def sessions_index_path(root: Path) -> Path:
     """The cache ``headwire sessions`` keeps of what each recording holds (safe to delete)."""
     return root / "sessions-index.json"
+
+
+def legacy_chats_dir(root: Path, cwd: Path) -> Path:
+    """Where the earlier layout kept recordings (see :func:`legacy_project_slug`)."""
+    return root / "projects" / legacy_project_slug(cwd) / "chats"

@@ -55,6 +55,7 @@ from headwire.sdk.transport import (
     headwire_env,
     resolve_command,
 )
+from headwire.wire import dumps, loads
 
 
 class ProcessError(SDKError):
@@ -184,7 +185,7 @@ def track_agent_calls(message: Message, open_agents: set[str]) -> None:
 
 
 def _encode(message: JsonDict) -> bytes:
-    return orjson.dumps(message) + b"\n"
+    return dumps(message) + b"\n"
 
 
 class Session:
@@ -305,7 +306,7 @@ class Session:
         if not line.strip():
             return
         try:
-            message = parse_message(orjson.loads(line))
+            message = parse_message(loads(line))
         except (orjson.JSONDecodeError, MessageParseError):
             self.skipped_lines += 1
             return

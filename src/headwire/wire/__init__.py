@@ -1,11 +1,15 @@
-"""Wire encoding: bytes identical to Node's ``JSON.stringify`` and exact payload accounting;
-decoding that reads back everything the encoder writes."""
+"""Wire encoding: bytes identical to Node's ``JSON.stringify``, exact payload accounting, and
+the JSON reader that reads back everything the writers write (lone surrogates included)."""
 
-from headwire.wire.decode import loads
-from headwire.wire.encode import encode, encode_str, js_number
+from headwire.wire.decode import JsonDecodeError, loads
+from headwire.wire.encode import dumps, encode, encode_str, js_number
 from headwire.wire.size import json_size, payload_bytes, plain_payload_bytes
+from headwire.wire.sse_lines import SseLineSplitter, split_sse_lines
 
 __all__ = [
+    "JsonDecodeError",
+    "SseLineSplitter",
+    "dumps",
     "encode",
     "encode_str",
     "js_number",
@@ -13,4 +17,5 @@ __all__ = [
     "loads",
     "payload_bytes",
     "plain_payload_bytes",
+    "split_sse_lines",
 ]

@@ -26,12 +26,12 @@ from __future__ import annotations
 import json as _stdlib_json
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import orjson
 
-__all__ = ["encode", "encode_str", "js_number"]
+__all__ = ["dumps", "encode", "encode_str", "js_number"]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
@@ -182,12 +182,8 @@ def _default(obj: Any) -> Any:
     raise TypeError(f"Type is not JSON serializable: {type(obj).__name__}")
 
 
-def encode(value: Any) -> bytes:
-    """Return the UTF-8 bytes of ``JSON.stringify(value)`` for any JSON value.
-
-    ``value`` is a dict (insertion order kept), list or tuple, str, int, float, bool or None.
-    Encoding never raises for strings holding surrogates.
-    """
+def _encode_flat(value: Any) -> bytes:
+    """:func:`encode` for values orjson can nest (at most 254 levels)."""
     if not _needs_exact_numbers(value):
         try:
             return orjson.dumps(value, default=_default)
@@ -195,3 +191,126 @@ def encode(value: Any) -> bytes:
             if "surrogates" not in str(exc) and "str is not valid UTF-8" not in str(exc):
                 raise
     return orjson.dumps(_exact(value), default=_default)
+
+
+_TOO_DEEP = "Recursion limit reached"
+"""orjson's message for a value nested over 254 levels."""
+
+
+def _too_deep(exc: Exception) -> bool:
+    return isinstance(exc, RecursionError) or _TOO_DEEP in str(exc)
+
+
+class _Raw:
+    """Bytes :func:`_encode_deep` writes as they are (brackets, separators, keys)."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+
+_FLAT_HEIGHT = 200
+"""Subtrees at most this many levels high are written whole by orjson (which stops at 254)."""
+
+
+def _heights(value: Any) -> dict[int, int]:
+    """``id(container) -> its height`` (levels of arrays and objects, itself included) for
+    every array and object in ``value``, found with an explicit stack (any depth)."""
+    heights: dict[int, int] = {}
+    stack: list[tuple[Any, bool]] = [(value, False)]
+    while stack:
+        item, done = stack.pop()
+        children = (
+            item.values()
+            if isinstance(item, Mapping)
+            else item
+            if isinstance(item, list | tuple)
+            else None
+        )
+        if children is None or (not done and id(item) in heights):
+            continue
+        if done:
+            below = [heights.get(id(c), 0) for c in children]
+            heights[id(item)] = 1 + max(below, default=0)
+        else:
+            heights[id(item)] = 0  # visiting (guards a shared container)
+            stack.append((item, True))
+            stack += [(c, False) for c in children]
+    return heights
+
+
+def _encode_deep(value: Any, flat: Callable[[Any], bytes]) -> bytes:
+    """Write ``value`` whatever its depth: each subtree at most :data:`_FLAT_HEIGHT` levels
+    high is written by ``flat`` whole; the containers above them are opened by hand, with an
+    explicit stack (no recursion), members in JavaScript's order.  Every node is visited a
+    fixed number of times: linear in the size of the value."""
+    heights = _heights(value)
+    out: list[bytes] = []
+    stack: list[Any] = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, _Raw):
+            out.append(item.data)
+        elif heights.get(id(item), 0) <= _FLAT_HEIGHT:
+            out.append(flat(item))
+        elif isinstance(item, Mapping):
+            stack.append(_Raw(b"}"))
+            members = _js_items(item)
+            for i in range(len(members) - 1, -1, -1):
+                key, member = members[i]
+                if not isinstance(key, str):
+                    raise TypeError(f"JSON object keys must be str, not {type(key).__name__}")
+                stack += [member, _Raw((b"," if i else b"") + encode_str(key) + b":")]
+            stack.append(_Raw(b"{"))
+        else:
+            stack.append(_Raw(b"]"))
+            for i in range(len(item) - 1, -1, -1):
+                stack += [item[i], _Raw(b"," if i else b"")]
+            stack.append(_Raw(b"["))
+    return b"".join(out)
+
+
+def encode(value: Any) -> bytes:
+    """Return the UTF-8 bytes of ``JSON.stringify(value)`` for any JSON value.
+
+    ``value`` is a dict (insertion order kept), list or tuple, str, int, float, bool or None.
+    Encoding never raises for strings holding surrogates, nor for values nested deeper than
+    orjson writes (254 levels): those are written level by level, as V8 writes them.
+    """
+    try:
+        return _encode_flat(value)
+    except (TypeError, RecursionError) as exc:
+        if not _too_deep(exc):
+            raise
+    return _encode_deep(value, _encode_flat)
+
+
+_EXACT_FALLBACK = ("surrogates", "str is not valid UTF-8", "Integer exceeds 64-bit range")
+"""orjson's refusals that :func:`_exact` removes (lone surrogates, integers past 64 bits)."""
+
+
+def _dumps_flat(value: Any) -> bytes:
+    try:
+        return orjson.dumps(value, default=_default)
+    except TypeError as exc:
+        if not any(reason in str(exc) for reason in _EXACT_FALLBACK):
+            raise
+    return orjson.dumps(_exact(value), default=_default)
+
+
+def dumps(value: Any) -> bytes:
+    """Compact JSON of ``value`` for a peer that reads JSON (a model server, an MCP server, the
+    CLI under the SDK): ``orjson.dumps`` at C speed, except that a string holding a surrogate,
+    which orjson refuses, is written as :func:`encode` writes it (a lone surrogate as the
+    escape ``\\udxxx``), an integer past 64 bits as the double it rounds to, and a value
+    nested deeper than orjson writes level by level.  Unlike :func:`encode` it keeps orjson's
+    number and key layout, which JSON readers treat alike; :func:`headwire.wire.loads` reads
+    every output back.
+    """
+    try:
+        return _dumps_flat(value)
+    except (TypeError, RecursionError) as exc:
+        if not _too_deep(exc):
+            raise
+    return _encode_deep(value, _dumps_flat)

@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 import math
 
-from hypothesis import given
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from headwire.wire import encode, encode_str, js_number, payload_bytes
+from headwire.wire import dumps, encode, encode_str, js_number, payload_bytes
 from tests.strategies import adversarial_text, json_values
 
 
@@ -95,3 +96,18 @@ def test_numbers_follow_ecmascript() -> None:
     assert encode(2**53 + 1) == b"9007199254740992"
     assert encode(10**30) == b"1e+30"
     assert encode(-(2**70)) == b"-1.1805916207174113e+21"
+
+
+@settings(deadline=None, max_examples=40)
+@given(json_values(), st.integers(250, 1200), st.booleans())
+def test_values_deeper_than_orjson_writes_are_written_as_v8_writes_them(
+    value: object, depth: int, objects: bool
+) -> None:
+    """Invariant: ``encode`` and ``dumps`` never raise for a deep value, and write each level
+    as they write a shallow one (before: ``TypeError: Recursion limit reached`` past 254)."""
+    wrapped = value
+    for _ in range(depth):
+        wrapped = {"1": 0, "k": wrapped} if objects else [wrapped]
+    opening, closing = (b'{"1":0,"k":', b"}") if objects else (b"[", b"]")
+    assert encode(wrapped) == opening * depth + encode(value) + closing * depth
+    assert dumps(wrapped) == opening * depth + dumps(value) + closing * depth

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from headwire.errors import ConfigError
-from headwire.runtime.environment import tool_environment
+from headwire.runtime.environment import credential_environment, tool_environment
 
 TransportKind = Literal["stdio", "http", "sse"]
 DEFAULT_TIMEOUT_MS = 600_000
@@ -163,7 +163,7 @@ def parse_server(
     name: str, raw: Any, source: str, env: Mapping[str, str] | None = None
 ) -> ServerConfig:
     """Validate one ``mcpServers`` entry; raises :class:`McpConfigError`."""
-    env = os.environ if env is None else env
+    env = credential_environment() if env is None else env
     try:
         if not isinstance(raw, dict):
             raise _Problem("must be an object")

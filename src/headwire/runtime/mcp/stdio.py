@@ -38,6 +38,8 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from mcp.shared.message import SessionMessage
 
 from headwire.runtime.mcp.large import STREAM_PARSE_BYTES, read_tool_response
+from headwire.runtime.redact import redact
+from headwire.wire import JsonDecodeError, dumps, loads
 
 MAX_MESSAGE_BYTES = 256 * 1024 * 1024
 """A message longer than this drops the connection (the call fails, the session goes on)."""
@@ -97,22 +99,64 @@ class ProcessState:
 
     def stderr_text(self, limit: int = 600) -> str:
         """The end of the server's stderr as one trimmed line-ish string."""
-        text = b"".join(self.stderr_tail).decode("utf-8", "replace").strip()
+        text = redact(b"".join(self.stderr_tail).decode("utf-8", "replace")).strip()
         return text[-limit:]
 
 
+_RESPONSE_ID = re.compile(
+    rb'\A\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?\d{1,18}|"[^"\\]{0,200}")'
+    rb'\s*,\s*"(?:result|error)"'
+)
+"""The opening of a response, ``{"jsonrpc":"2.0","id":ID,"result"`` (the order every JSON-RPC
+writer uses), so its request can be answered even when the rest cannot be read."""
+
+
 def _parse(line: bytes | bytearray) -> SessionMessage | Exception:
-    """One message; a large tool result is read block by block with its text runs folded
-    (:mod:`headwire.runtime.mcp.large`), anything else by the SDK's own parser."""
+    """One server line as a message, read as Node's client reads it.
+
+    A large tool result is read block by block with its text runs folded
+    (:mod:`headwire.runtime.mcp.large`).  pydantic's JSON reader refuses escaped lone
+    surrogates and bytes that are not UTF-8; such a line is read again by
+    :func:`headwire.wire.loads` (lone surrogates kept, bad bytes as U+FFFD, as Node's decoder
+    does).  A line that still cannot be read but names its ``id`` at
+    the start answers that request with a parse error, so the call fails now instead of waiting
+    for its timeout; any other unreadable line is returned as the exception, as the SDK does.
+    Invariant: a line holding a JSON-RPC message, lone-surrogate escapes or bytes that are not
+    UTF-8 included, never comes back as an exception.
+    """
+    adapter = types.jsonrpc_message_adapter
     try:
         if len(line) > STREAM_PARSE_BYTES:
             folded = read_tool_response(line)
             if folded is not None:
-                message = types.jsonrpc_message_adapter.validate_python(folded, by_name=False)
-                return SessionMessage(message)
-        return SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
+                return SessionMessage(adapter.validate_python(folded, by_name=False))
+        return SessionMessage(adapter.validate_json(line, by_name=False))
     except ValueError as exc:
-        return exc
+        error: Exception = exc
+    try:
+        value = loads(line, replace_invalid=True)
+    except JsonDecodeError as exc:
+        error, value = exc, None
+    if value is not None:
+        try:
+            return SessionMessage(adapter.validate_python(value, by_name=False))
+        except ValueError as exc:
+            error = exc
+    match = _RESPONSE_ID.match(bytes(line[:512]))
+    if match is None:
+        return error
+    reason = f"the server sent a line that is not JSON-RPC ({_first_line(error)})"
+    failure = types.JSONRPCError(
+        jsonrpc="2.0",
+        id=loads(match.group(1)),
+        error=types.ErrorData(code=types.PARSE_ERROR, message=reason),
+    )
+    return SessionMessage(failure)
+
+
+def _first_line(exc: Exception) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0][:200] if text else type(exc).__name__
 
 
 def _signal_group(pid: int, signum: int) -> None:
@@ -228,8 +272,10 @@ async def stdio_transport(
         try:
             async with write_recv:
                 async for message in write_recv:
-                    data = message.message.model_dump_json(by_alias=True, exclude_unset=True)
-                    stdin.write(data.encode("utf-8") + b"\n")
+                    value = message.message.model_dump(
+                        mode="json", by_alias=True, exclude_unset=True
+                    )
+                    stdin.write(dumps(value) + b"\n")  # lone surrogates as \udxxx
                     await stdin.drain()
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError, RuntimeError):
             await read_send.aclose()  # the session sees the connection end, not a hang
@@ -241,7 +287,7 @@ async def stdio_transport(
             while chunk := await stderr.read(4096):
                 state.add_stderr(chunk)
                 if debug:
-                    sys.stderr.write(chunk.decode("utf-8", "replace"))
+                    sys.stderr.write(redact(chunk.decode("utf-8", "replace")))
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(reader)

@@ -23,6 +23,7 @@ from typing import Any, Protocol
 from headwire.errors import ToolError
 from headwire.runtime.mcp.config import DEFAULT_TIMEOUT_MS
 from headwire.runtime.mcp.results import error_display, error_text, render
+from headwire.runtime.redact import redact
 from headwire.runtime.tools.base import ApprovalMode, ToolContext, ToolKind, ToolOutcome
 from headwire.runtime.tools.output import save_artifact, truncated_envelope, unsaved_envelope
 from headwire.runtime.tools.paths import FAILED, check_args
@@ -189,7 +190,8 @@ class McpTool:
             if update.get("total") is not None:
                 event["total"] = _number(update["total"])
             if update.get("message") is not None:
-                event["message"] = update["message"]
+                message = update["message"]
+                event["message"] = redact(message) if isinstance(message, str) else message
             hook(event)
 
         return report

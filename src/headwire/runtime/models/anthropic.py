@@ -54,6 +54,7 @@ from headwire.runtime.models.http_base import (
 )
 from headwire.runtime.models.httpx_lite import httpx
 from headwire.runtime.models.sse import sse_events
+from headwire.wire import dumps, loads
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 API_VERSION = "2023-06-01"
@@ -154,7 +155,7 @@ class AnthropicModel(StreamingHttpModel):
             body["thinking"] = {"type": "enabled", "budget_tokens": budget}
             body["max_tokens"] = max(self.max_tokens, budget + 1024)
             headers["anthropic-beta"] = "interleaved-thinking-2025-05-14"
-        return Prepared(f"{self.base_url}/v1/messages", orjson.dumps(body), headers, bool(tools))
+        return Prepared(f"{self.base_url}/v1/messages", dumps(body), headers, bool(tools))
 
     def _headers(self) -> dict[str, str]:
         headers = self._base_headers()
@@ -174,7 +175,7 @@ class AnthropicModel(StreamingHttpModel):
         state = _State()
         async for event in sse_events(response):
             try:
-                data = orjson.loads(event.text)
+                data = loads(event.text)
             except orjson.JSONDecodeError:
                 raise self.malformed(event.text) from None
             if not isinstance(data, dict):
@@ -189,7 +190,7 @@ class AnthropicModel(StreamingHttpModel):
     def _decode_json(self, body: bytes, prepared: Prepared) -> list[ModelEvent]:
         """A gateway that ignored ``stream``: one ``message`` object, read block by block."""
         try:
-            data = orjson.loads(body)
+            data = loads(body)
         except orjson.JSONDecodeError:
             data = None
         content = data.get("content") if isinstance(data, dict) else None
@@ -264,7 +265,7 @@ class AnthropicModel(StreamingHttpModel):
         kind = str(block.get("type") or "text")
         started = _Block(kind, str(block.get("id") or ""), str(block.get("name") or ""))
         if kind == "tool_use" and isinstance(block.get("input"), dict) and block["input"]:
-            started.parts.append(orjson.dumps(block["input"]).decode())  # gateways send it whole
+            started.parts.append(dumps(block["input"]).decode())  # gateways send it whole
         elif kind == "thinking" and isinstance(block.get("signature"), str):
             started.signature.append(block["signature"])
         elif kind == "redacted_thinking":
@@ -303,7 +304,7 @@ class AnthropicModel(StreamingHttpModel):
             args: Any = {}
             if raw:
                 try:
-                    args = orjson.loads(raw)
+                    args = loads(raw)
                 except orjson.JSONDecodeError:
                     args = None
             if not isinstance(args, dict):

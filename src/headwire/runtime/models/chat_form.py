@@ -10,6 +10,8 @@ from typing import Any
 
 import orjson
 
+from headwire.wire import loads
+
 
 def text_of(content: Any) -> str:
     """The text of a message ``content``: a string, or the concatenated text of its parts
@@ -34,7 +36,7 @@ def parse_arguments(arguments: Any) -> dict[str, Any]:
         return arguments
     if isinstance(arguments, str) and arguments.strip():
         try:
-            value = orjson.loads(arguments)
+            value = loads(arguments)
         except orjson.JSONDecodeError:
             return {}
         return value if isinstance(value, dict) else {}

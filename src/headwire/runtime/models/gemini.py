@@ -55,6 +55,7 @@ from headwire.runtime.models.http_base import (
 )
 from headwire.runtime.models.httpx_lite import httpx
 from headwire.runtime.models.sse import sse_events
+from headwire.wire import dumps, loads
 
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com"
 API_VERSION = "v1beta"
@@ -149,7 +150,7 @@ class GeminiModel(StreamingHttpModel):
                 thinking["thinkingBudget"] = self.thinking_budget
             body["generationConfig"] = {"thinkingConfig": thinking}
         url = f"{self._api_root}/models/{quote(model, safe='')}:streamGenerateContent?alt=sse"
-        return Prepared(url, orjson.dumps(body), self._headers(), bool(tools))
+        return Prepared(url, dumps(body), self._headers(), bool(tools))
 
     def _headers(self) -> dict[str, str]:
         headers = self._base_headers()
@@ -161,7 +162,7 @@ class GeminiModel(StreamingHttpModel):
     def _body_retry_after_s(self, body: bytes) -> float | None:
         """``RetryInfo.retryDelay`` (``"23s"``) from a Gemini error body."""
         try:
-            data = orjson.loads(body)
+            data = loads(body)
         except orjson.JSONDecodeError:
             return None
         if isinstance(data, list) and data:
@@ -183,7 +184,7 @@ class GeminiModel(StreamingHttpModel):
         state = _State()
         async for event in sse_events(response):
             try:
-                chunk = orjson.loads(event.text)
+                chunk = loads(event.text)
             except orjson.JSONDecodeError:
                 raise self.malformed(event.text) from None
             for item in chunk if isinstance(chunk, list) else [chunk]:
@@ -195,7 +196,7 @@ class GeminiModel(StreamingHttpModel):
     def _decode_json(self, body: bytes, prepared: Prepared) -> list[ModelEvent]:
         """A server that ignored ``alt=sse``: one response, or the JSON array of them."""
         try:
-            data = orjson.loads(body)
+            data = loads(body)
         except orjson.JSONDecodeError:
             return super()._decode_json(body, prepared)
         items = data if isinstance(data, list) else [data]

@@ -36,6 +36,8 @@ from headwire.errors import ModelServerError
 from headwire.runtime.environment import register_secret
 from headwire.runtime.models.base import ModelError, ModelEvent, ModelRequest
 from headwire.runtime.models.httpx_lite import httpx
+from headwire.runtime.redact import redact
+from headwire.wire import dumps, loads
 
 SNIPPET_CHARS = 200
 """How much of a malformed event a message quotes."""
@@ -283,7 +285,7 @@ class StreamingHttpModel:
                 f"Cannot reach model server at {self._display}: {exc_text(exc)}", retryable=True
             ) from exc
         try:
-            return response.status_code, orjson.loads(response.content)
+            return response.status_code, loads(response.content)
         except orjson.JSONDecodeError:
             return response.status_code, None
 
@@ -298,7 +300,8 @@ class StreamingHttpModel:
         return ModelError(self._redact(message), status=status, retryable=retryable)
 
     def _redact(self, text: str) -> str:
-        return text.replace(self._api_key, "***") if self._api_key else text
+        """``text`` without the key, any registered secret or a fragment of one at a cut."""
+        return redact(text.replace(self._api_key, "***") if self._api_key else text)
 
     def _note(self, message: str) -> None:
         line = f"headwire: model {self.name}: {self._redact(message)}"
@@ -318,9 +321,11 @@ def _plain_http(scheme: str, local: bool) -> bool:
 
 
 def error_text(body: bytes) -> str:
-    """The server's error message: ``{"error": {"message": ...}}`` when present, else the body."""
+    """The server's error message: ``{"error": {"message": ...}}`` when present, else the body,
+    scrubbed of registered secrets *before* it is cut to 500 characters (a cut through an
+    echoed key would leave a fragment no later scrub recognises)."""
     try:
-        data = orjson.loads(body)
+        data = loads(body)
     except orjson.JSONDecodeError:
         data = None
     if isinstance(data, list) and len(data) == 1:  # Gemini wraps some errors in a list
@@ -329,7 +334,7 @@ def error_text(body: bytes) -> str:
         for key in ("error", "message", "detail"):
             if data.get(key):
                 return error_field_text(data[key])
-    text = body.decode("utf-8", "replace").strip()
+    text = redact(body.decode("utf-8", "replace").strip())
     if not text:
         return "(empty response body)"
     text = " ".join(text.split())
@@ -341,10 +346,10 @@ def error_field_text(error: Any) -> str:
     if isinstance(error, dict):
         message = error.get("message")
         if isinstance(message, str) and message:
-            return " ".join(message.split())
+            return " ".join(redact(message).split())
     if isinstance(error, str):
-        return " ".join(error.split())
-    return orjson.dumps(error).decode()[:500]
+        return " ".join(redact(error).split())
+    return redact(dumps(error).decode())[:500]
 
 
 def exc_text(exc: BaseException) -> str:

@@ -73,6 +73,7 @@ from headwire.runtime.models.text_tools import (
     marker_start,
     safe_prefix_length,
 )
+from headwire.wire import dumps, loads
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 """Where requests go when neither ``--openai-base-url`` nor ``OPENAI_BASE_URL`` is given."""
@@ -211,9 +212,7 @@ class OpenAIModel(StreamingHttpModel):
             for t in request.tools
             if isinstance(t.get("function"), dict) and t["function"].get("name")
         }
-        return _OpenAIPrepared(
-            self._url, orjson.dumps(body), self._headers(), bool(request.tools), tools
-        )
+        return _OpenAIPrepared(self._url, dumps(body), self._headers(), bool(request.tools), tools)
 
     def _headers(self) -> dict[str, str]:
         headers = self._base_headers()
@@ -259,7 +258,7 @@ class OpenAIModel(StreamingHttpModel):
     def _decode_json(self, body: bytes, prepared: Prepared) -> list[ModelEvent]:
         """A ``chat.completion`` document (a server that ignored ``stream``)."""
         try:
-            data = orjson.loads(body)
+            data = loads(body)
         except orjson.JSONDecodeError:
             data = None
         choices = data.get("choices") if isinstance(data, dict) else None
@@ -292,7 +291,7 @@ class OpenAIModel(StreamingHttpModel):
         """Apply one SSE event (its ``data`` lines) to ``state``; return the deltas to yield."""
         chunks: list[Any] = []
         try:
-            chunks.append(orjson.loads("\n".join(data_lines)))
+            chunks.append(loads("\n".join(data_lines)))
         except orjson.JSONDecodeError:
             if len(data_lines) == 1:
                 raise self.malformed(data_lines[0]) from None
@@ -301,7 +300,7 @@ class OpenAIModel(StreamingHttpModel):
                 if line.strip() == "[DONE]":
                     continue
                 try:
-                    chunks.append(orjson.loads(line))
+                    chunks.append(loads(line))
                 except orjson.JSONDecodeError:
                     raise self.malformed(line) from None
         events: list[ModelEvent] = []
@@ -311,7 +310,7 @@ class OpenAIModel(StreamingHttpModel):
 
     def _apply_chunk(self, state: _StreamState, chunk: Any, prepared: Prepared) -> list[ModelEvent]:
         if not isinstance(chunk, dict):
-            raise self.malformed(orjson.dumps(chunk).decode())
+            raise self.malformed(dumps(chunk).decode())
         error = chunk.get("error")
         if error:
             raise Transient(

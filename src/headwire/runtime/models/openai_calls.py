@@ -16,6 +16,7 @@ import orjson
 
 from headwire.runtime.models.base import Usage
 from headwire.runtime.models.http_base import int_field
+from headwire.wire import dumps, loads
 
 
 @dataclass(slots=True)
@@ -69,7 +70,7 @@ def merge_call(state: CallSlots, fragment: dict[str, Any]) -> None:
     if isinstance(arguments, str):
         partial.arguments.append(arguments)
     elif isinstance(arguments, dict):  # some servers send the object itself
-        partial.arguments.append(orjson.dumps(arguments).decode())
+        partial.arguments.append(dumps(arguments).decode())
 
 
 def call_arguments(pieces: list[str]) -> dict[str, Any] | None:
@@ -82,13 +83,13 @@ def call_arguments(pieces: list[str]) -> dict[str, Any] | None:
     if not raw:
         return {}
     try:
-        parsed = orjson.loads(raw)
+        parsed = loads(raw)
     except orjson.JSONDecodeError:
         parsed = None
         last = pieces[-1].strip()
         if len(pieces) > 1 and last.startswith("{"):
             try:
-                parsed = orjson.loads(last)
+                parsed = loads(last)
             except orjson.JSONDecodeError:
                 parsed = None
         if not isinstance(parsed, dict):

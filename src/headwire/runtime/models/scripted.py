@@ -32,6 +32,7 @@ from headwire.runtime.models.base import (
     ToolCall,
     Usage,
 )
+from headwire.wire import loads
 
 BUILTIN_SCRIPTS = ("demo", "big-output", "done")
 TEXT_CHUNK = 80
@@ -47,17 +48,17 @@ def parse_script(text: str, source: str = "<script>") -> list[dict[str, Any]]:
     stripped = text.strip()
     if stripped.startswith("["):
         try:
-            entries = orjson.loads(stripped)
+            entries = loads(stripped)
         except orjson.JSONDecodeError as exc:
             raise ScriptError(f"{source}: not valid JSON: {exc}") from None
         numbered = list(enumerate(entries, 1))
     else:
         numbered = []
-        for lineno, line in enumerate(text.splitlines(), 1):
+        for lineno, line in enumerate(text.split("\n"), 1):  # not at a raw U+2028 in a string
             if not line.strip() or line.lstrip().startswith("#"):
                 continue
             try:
-                numbered.append((lineno, orjson.loads(line)))
+                numbered.append((lineno, loads(line)))
             except orjson.JSONDecodeError as exc:
                 raise ScriptError(f"{source}:{lineno}: not valid JSON: {exc}") from None
     turns: list[dict[str, Any]] = []

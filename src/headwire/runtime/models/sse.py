@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 from headwire.runtime.models.httpx_lite import httpx
+from headwire.wire.sse_lines import SseLineSplitter
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,31 +23,25 @@ class SseEvent:
 
 
 async def sse_lines(response: httpx.Response) -> AsyncIterator[str]:
-    """The body's lines, ended by LF or CRLF only.
+    """The body's lines, ended by CR, LF or CRLF only (:class:`~headwire.wire.SseLineSplitter`).
 
     ``httpx``'s ``aiter_lines`` also splits at U+2028, U+2029, U+0085 and other characters
     ``str.splitlines`` knows, which JSON carries unescaped inside strings; so lines are cut
     here, in bytes, and each is decoded on its own (UTF-8, invalid bytes replaced).
     """
-    pending: list[bytes] = []
+    splitter = SseLineSplitter()
     async for chunk in response.aiter_bytes():
-        if b"\n" not in chunk:
-            pending.append(chunk)
-            continue
-        pending.append(chunk)
-        *lines, last = b"".join(pending).split(b"\n")
-        pending = [last] if last else []
-        for line in lines:
-            yield line.removesuffix(b"\r").decode("utf-8", "replace")
-    if pending:
-        yield b"".join(pending).removesuffix(b"\r").decode("utf-8", "replace")
+        for line in splitter.feed(chunk):
+            yield line
+    for line in splitter.close():
+        yield line
 
 
 async def sse_events(response: httpx.Response) -> AsyncIterator[SseEvent]:
     """The events of an ``text/event-stream`` body, in order.
 
     Comments (``: keep-alive``) and ``id``/``retry`` fields are skipped; a last event that the
-    stream ends without its blank line is still yielded.  Lines end in LF or CRLF; no other
+    stream ends without its blank line is still yielded.  Lines end in CR, LF or CRLF; no other
     character ends one (see :func:`sse_lines`).
     """
     name = ""
