@@ -53,7 +53,8 @@ from uuid import uuid4
 
 from headwire import __version__
 from headwire import events as ev
-from headwire.acp.replay import Replayer, stream_records
+from headwire.acp.event_updates import CANCELLED_TEXT
+from headwire.acp.replay import Replayer, replay
 from headwire.acp.session import (
     AcpSession,
     SessionUpdates,
@@ -72,7 +73,6 @@ from headwire.acp.updates import (
     initialize_result,
     mode_state,
     permission_options,
-    tool_call_result,
     tool_kind,
     tool_locations,
     tool_title,
@@ -109,12 +109,7 @@ OpenRuntime = Callable[..., Awaitable[SessionRuntime]]
 """``open(args, cwd, session_id, *, ask, acp_servers)``: builds one session's graph (the CLI's
 :func:`headwire.cli.build.build_runtime`, injected: this layer does not import the CLI)."""
 
-CANCELLED_TEXT = "Operation cancelled."
-"""``content`` of a tool call that a cancellation or a stopped turn left unfinished."""
-
 _MODE_IDS = frozenset(mode for mode, _, _ in MODES)
-_REPLAY_YIELD_EVERY = 64
-"""Replayed records between two returns to the event loop (so cancels and answers get in)."""
 _PIPE_BYTES = 1 << 20
 """Pipe capacity asked for on stdout (Linux caps it at ``/proc/sys/fs/pipe-max-size``)."""
 _SHUTDOWN_WAIT_S = 10.0
@@ -271,6 +266,8 @@ class AcpServer:
             return
         session.stop_reason = session.stop_reason or reason
         session.stopping = True
+        if session.recorder is not None:  # session/load replays the turn up to here
+            session.recorder.record("turn_stopped", reason=reason)
         session.agent.cancelled.set()
         task.cancel()
 
@@ -348,13 +345,7 @@ class AcpServer:
             await old.close()
         session = await self._open(session_id, cwd, servers, path)
         replayer = Replayer(session.agent.tools, cwd)
-        for count, record in enumerate(stream_records(path), 1):
-            for update in replayer.updates(record):
-                self.send_update(session_id, update)
-            if count % _REPLAY_YIELD_EVERY == 0:
-                await asyncio.sleep(0)
-        for update in replayer.finish():
-            self.send_update(session_id, update)
+        await replay(path, replayer, lambda u: self.send_update(session_id, u), self.writer)
         self._after_open(session)
         return {"modes": mode_state(session.agent.config.approval_mode)}
 
@@ -410,15 +401,8 @@ class AcpServer:
 
     def _close_open_calls(self, session: AcpSession) -> None:
         """Answer the tool calls a stopped turn left open (``failed``)."""
-        calls, session.open_calls = session.open_calls, {}
-        for call_id, name in calls.items():
-            tool = session.agent.tools.get(name)
-            self.send_update(
-                session.id,
-                tool_call_result(
-                    call_id, name, tool, failed=True, text=CANCELLED_TEXT, display=None
-                ),
-            )
+        if session.updates is not None:
+            session.updates.close_open_calls(CANCELLED_TEXT)
 
     # -- lifetime -----------------------------------------------------------------------------
 

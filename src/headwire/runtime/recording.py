@@ -22,11 +22,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-import orjson
-
 from headwire.errors import StorageError
 from headwire.runtime.storage import chats_dir, private_dir
-from headwire.wire import encode
+from headwire.wire import encode, loads
 
 RECORDING_FAILURE_MESSAGE = (
     "Session recording stopped after a write failure. New messages for the affected session "
@@ -86,7 +84,10 @@ class Recorder:
 
 def read_records(path: Path, buffer_bytes: int = -1) -> Iterator[dict[str, Any]]:
     """Yield the records of a recording one line at a time (never the whole file in memory),
-    skipping a line that is not a JSON object (a torn last line after a crash)."""
+    skipping a line that is not a JSON object (a torn last line after a crash).
+
+    Lines are read with :func:`headwire.wire.loads`, which takes back everything
+    :func:`~headwire.wire.encode` wrote, lone surrogate escapes (``\\ud800``) included."""
     try:
         f = path.open("rb", buffering=buffer_bytes)
     except OSError as exc:
@@ -94,8 +95,8 @@ def read_records(path: Path, buffer_bytes: int = -1) -> Iterator[dict[str, Any]]
     with f:
         for line in f:
             try:
-                record = orjson.loads(line)
-            except orjson.JSONDecodeError:
+                record = loads(line)
+            except (ValueError, RecursionError):
                 continue
             if isinstance(record, dict):
                 yield record
