@@ -119,6 +119,8 @@ def _deltas(chunks: Any, text: str, thinking: str, parent: str | None) -> Iterat
             if not isinstance(size, int) or isinstance(size, bool) or size < 0:
                 continue
             piece, rest[kind] = rest[kind][:size], rest[kind][size:]
+            if size and not piece:  # the record lost its text: nothing to cut
+                continue
             if kind == "text":
                 yield ev.TextDelta(text=piece, parent=parent)
             else:
@@ -158,6 +160,8 @@ class Replayer:
         kind = record.get("type")
         parent = _str(record.get("parent_tool_use_id"))
         message = record.get("message")
+        if kind == "user" and not isinstance(message, dict):
+            return
         message = message if isinstance(message, dict) else {}
         if kind == "user":
             yield ev.UserPrompt(text=_text(message.get("content")), message=message, parent=parent)
