@@ -27,8 +27,9 @@ Records to events:
 
 Older recordings (``assistant`` records without ``chunks``, no ``tool_pending``) still load:
 their thought and text come as one chunk each and every call of a message is announced with it.
-A call whose result never got recorded (a crash) is closed as ``failed`` with
-:data:`INTERRUPTED_TEXT` at the end.
+A call whose turn never ended (``kill -9`` mid-tool) is closed as ``failed`` with
+:data:`INTERRUPTED_TEXT` where the next prompt starts (the session was resumed after the crash)
+or at the end.
 
 Memory stays flat: the only state kept across records is the calls still waiting for their
 result, and :func:`replay` waits for the client to read once :data:`REPLAY_HIGH_WATER` bytes are
@@ -142,10 +143,15 @@ class Replayer:
 
     def updates(self, record: Mapping[str, Any]) -> list[dict[str, Any]]:
         """The updates of one record, in wire order."""
-        if record.get("type") == "turn_stopped":
+        kind = record.get("type")
+        if kind == "turn_stopped":
             self.events.stopping = True
             return []
         out: list[dict[str, Any]] = []
+        if kind == "user" and record.get("parent_tool_use_id") is None:
+            # every live turn closes its calls when it ends: a call still open when the next
+            # prompt starts was cut off by a crash (a resumed session goes on after it)
+            out += self.events.close_open(INTERRUPTED_TEXT)
         for event in self.events_of(record):
             out += self.events.updates(event)
         return out
