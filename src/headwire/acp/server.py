@@ -10,9 +10,11 @@ module performs what it decides.  After ``initialize`` the client calls:
 * ``session/new`` ``{cwd, mcpServers}`` -> ``{sessionId, modes}``, then an
   ``available_commands_update``; the MCP servers are kept on the session (and connected by
   ``connect_mcp`` when one is given);
-* ``session/load`` ``{sessionId, cwd, mcpServers}``: the recording is replayed as
-  ``session/update`` notifications, streamed record by record (:mod:`headwire.acp.replay`),
-  then answered with ``{modes}``; the session continues where it stopped;
+* ``session/load`` ``{sessionId, cwd, mcpServers}``: the recording is replayed as the
+  ``session/update`` notifications the live session sent (the same projection,
+  :mod:`headwire.acp.event_updates`; each prompt as a ``user_message_chunk``), streamed record
+  by record (:mod:`headwire.acp.replay`), then answered with ``{modes}``; the session continues
+  where it stopped;
 * ``session/prompt`` ``{sessionId, prompt}``: one agent turn; text deltas, thoughts and tool
   calls stream as ``session/update``; the answer is ``{stopReason}`` (``end_turn``,
   ``cancelled``, ``max_turn_requests``); a model failure is an error response;
