@@ -70,7 +70,7 @@ INTERRUPTED_TEXT = "Tool call was interrupted before it finished."
 """``content`` of a recorded call that has no recorded result."""
 
 _YIELD_EVERY = 64
-"""Records between two returns to the event loop (so cancels and answers get in)."""
+"""Updates between two returns to the event loop (so cancels and answers get in)."""
 _WAIT_S = 0.002
 
 
@@ -111,26 +111,31 @@ def _str(value: Any) -> str | None:
 
 def _deltas(chunks: Any, text: str, thinking: str, parent: str | None) -> Iterator[ev.Event]:
     """The deltas ``chunks`` describes, cut from the recorded ``text`` and ``thinking``."""
-    rest = {"text": text, "thinking": thinking}
+    source = {"text": text, "thinking": thinking}
+    at = {"text": 0, "thinking": 0}
     for run in chunks if isinstance(chunks, list) else []:
-        if not (isinstance(run, list) and len(run) == 2 and run[0] in rest):
+        if not (isinstance(run, list) and len(run) == 2 and run[0] in source):
             continue
         kind, sizes = run
+        whole = source[kind]
         for size in sizes if isinstance(sizes, list) else []:
             if not isinstance(size, int) or isinstance(size, bool) or size < 0:
                 continue
-            piece, rest[kind] = rest[kind][:size], rest[kind][size:]
-            if size and not piece:  # the record lost its text: nothing to cut
+            start = at[kind]
+            if size and start >= len(whole):  # the record lost its text: nothing to cut
                 continue
-            if kind == "text":
-                yield ev.TextDelta(text=piece, parent=parent)
-            else:
-                yield ev.ThinkingDelta(text=piece, parent=parent)
+            at[kind] = min(start + size, len(whole))
+            yield _delta(kind, whole[start : at[kind]], parent)
     # whatever the sizes did not cover (a hand-edited record) still reaches the client
-    if rest["thinking"]:
-        yield ev.ThinkingDelta(text=rest["thinking"], parent=parent)
-    if rest["text"]:
-        yield ev.TextDelta(text=rest["text"], parent=parent)
+    for kind in ("thinking", "text"):
+        if at[kind] < len(source[kind]):
+            yield _delta(kind, source[kind][at[kind] :], parent)
+
+
+def _delta(kind: str, text: str, parent: str | None) -> ev.TextDelta | ev.ThinkingDelta:
+    if kind == "text":
+        return ev.TextDelta(text=text, parent=parent)
+    return ev.ThinkingDelta(text=text, parent=parent)
 
 
 class Replayer:
@@ -141,20 +146,19 @@ class Replayer:
         self._calls: dict[str, tuple[str, dict[str, Any]]] = {}
         """Calls an ``assistant`` record asked for and not yet answered: id -> (name, args)."""
 
-    def updates(self, record: Mapping[str, Any]) -> list[dict[str, Any]]:
-        """The updates of one record, in wire order."""
+    def updates(self, record: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
+        """The updates of one record, in wire order, one at a time (a record of a long answer
+        holds thousands of deltas)."""
         kind = record.get("type")
         if kind == "turn_stopped":
             self.events.stopping = True
-            return []
-        out: list[dict[str, Any]] = []
+            return
         if kind == "user" and record.get("parent_tool_use_id") is None:
             # every live turn closes its calls when it ends: a call still open when the next
             # prompt starts was cut off by a crash (a resumed session goes on after it)
-            out += self.events.close_open(INTERRUPTED_TEXT)
+            yield from self.events.close_open(INTERRUPTED_TEXT)
         for event in self.events_of(record):
-            out += self.events.updates(event)
-        return out
+            yield from self.events.updates(event)
 
     def finish(self) -> list[dict[str, Any]]:
         """Close the calls that never got a recorded result (``failed``)."""
@@ -280,25 +284,27 @@ async def replay(
     send: Callable[[dict[str, Any]], None],
     writer: ReplayWriter,
 ) -> int:
-    """Send every update of the recording at ``path``, record by record; returns how many.
+    """Send every update of the recording at ``path``, one at a time; returns how many.
 
     Waits while more than :data:`REPLAY_HIGH_WATER` bytes are buffered for the client, so a
     slow reader holds the replay back instead of the replay filling memory; returns early once
     the client went away.
     """
     sent = 0
-    for count, record in enumerate(stream_records(path), 1):
-        for update in replayer.updates(record):
-            send(update)
-            sent += 1
+    for update in _all_updates(path, replayer):
+        send(update)
+        sent += 1
         if writer.buffered > REPLAY_HIGH_WATER:
             while writer.buffered > REPLAY_HIGH_WATER and not writer.closed:
                 await asyncio.sleep(_WAIT_S)
-        elif count % _YIELD_EVERY == 0:
+        elif sent % _YIELD_EVERY == 0:
             await asyncio.sleep(0)
         if writer.closed:
-            return sent
-    for update in replayer.finish():
-        send(update)
-        sent += 1
+            break
     return sent
+
+
+def _all_updates(path: Path, replayer: Replayer) -> Iterator[dict[str, Any]]:
+    for record in stream_records(path):
+        yield from replayer.updates(record)
+    yield from replayer.finish()
