@@ -6,12 +6,13 @@ message (six updates each).  ``headwire --acp`` loads each while the client wait
 before reading (so an unbounded writer queue would hold the whole replay), then the client
 reads every frame.  The agent's peak RSS (``VmHWM``) for 5,000 updates must stay within 10% of
 the one for 500, and every update must arrive, equal to what the live projection gives for
-the same events.
+the same events.  SIGTERM in the middle of a load stops the replay at once.
 """
 
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 import time
@@ -135,3 +136,38 @@ def test_load_streams_with_flat_memory(tmp_path: Path) -> None:
     ratio = large_peak / small_peak
     print(f"peak RSS: {small_peak} KB (500 updates), {large_peak} KB (5,000): x{ratio:.3f}")
     assert ratio <= 1.10, (small_peak, large_peak)
+
+
+def test_sigterm_stops_a_load_at_once(tmp_path: Path) -> None:
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    total = len(record_session(tmp_path / "home", proj, "large", 5_000 // UPDATES_PER_TURN + 1))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "headwire", "--acp", "--script", "done"],
+        cwd=proj,
+        env=env_for(tmp_path / "home"),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    load = {"sessionId": "large", "cwd": str(proj), "mcpServers": []}
+    for message in (
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}},
+        {"jsonrpc": "2.0", "id": 2, "method": "session/load", "params": load},
+    ):
+        proc.stdin.write(encode(message) + b"\n")
+    proc.stdin.flush()
+    time.sleep(PAUSE_S)  # the replay is waiting for this client to read
+    proc.send_signal(signal.SIGTERM)
+    sent = time.monotonic()
+    frames = proc.stdout.read().splitlines()  # what was already on its way, then EOF
+    assert proc.wait(timeout=30) == 143
+    assert time.monotonic() - sent < 1.0
+    assert "Traceback" not in proc.stderr.read().decode()
+    updates = [f for f in frames if b'"session/update"' in f]
+    assert 0 < len(updates) < total  # stopped mid-replay, every frame whole
+    assert all(json.loads(f)["jsonrpc"] == "2.0" for f in frames)
+    proc.stdin.close()
+    proc.stdout.close()
+    proc.stderr.close()

@@ -130,6 +130,8 @@ class AcpServer:
         self.sessions: dict[str, AcpSession] = {}
         self._waiting: dict[int, asyncio.Future[rpc.Response]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
+        self._loads: set[asyncio.Task[Any]] = set()
+        """Running ``session/load`` replays (stopped at once on shutdown)."""
         self._methods: dict[str, Callable[[Any], Awaitable[Any]]] = {
             "initialize": self.initialize,
             "session/new": self.new_session,
@@ -347,7 +349,13 @@ class AcpServer:
             await old.close()
         session = await self._open(session_id, cwd, servers, path)
         replayer = Replayer(session.agent.tools, cwd)
-        await replay(path, replayer, lambda u: self.send_update(session_id, u), self.writer)
+        current = asyncio.current_task()
+        assert current is not None  # a request handler always runs in its own task
+        self._loads.add(current)
+        try:
+            await replay(path, replayer, lambda u: self.send_update(session_id, u), self.writer)
+        finally:
+            self._loads.discard(current)
         self._after_open(session)
         return {"modes": mode_state(session.agent.config.approval_mode)}
 
@@ -446,6 +454,8 @@ class AcpServer:
     async def shutdown(self) -> None:
         """Cancel what still runs, fail our open requests, close every session."""
         self.perform(self.peer.end_of_input())
+        for load in list(self._loads):  # a replay has nothing to finish: stop it now
+            load.cancel()
         for session in self.sessions.values():
             self.stop_turn(session, "cancelled")
         if self._tasks:
