@@ -6,7 +6,7 @@
 * the headless emitter (:mod:`headwire.headless`) -> ``system``/``assistant``/``user``/
   ``stream_event``/``result`` messages -> a transport (text, json, stream-json, a session) and
   the Dual Output sidecar;
-* the ACP updates (:mod:`headwire.acp.updates_stream`) -> ``session/update`` notifications;
+* the ACP updates (:mod:`headwire.acp.event_updates`) -> ``session/update`` notifications;
 * the recorder (:mod:`headwire.runtime.record_events`) -> the session's JSONL recording.
 
 Events carry data only, never wire messages, and nothing in them is projected: a

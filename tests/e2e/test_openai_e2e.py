@@ -153,8 +153,16 @@ def test_closed_stdout_finishes_the_turn_and_keeps_the_recording(tmp_path: Path)
     assert proc.returncode == 0
     (recording,) = recordings(home)
     kinds = [json.loads(line)["type"] for line in recording.read_text().splitlines()]
-    assert kinds == ["user", "assistant", "tool_result", "assistant", "result"]
-    tool = [json.loads(line) for line in recording.read_text().splitlines()][2]
+    assert kinds == [
+        "user",
+        "assistant",
+        "tool_pending",
+        "tool_started",
+        "tool_result",
+        "assistant",
+        "result",
+    ]
+    tool = [json.loads(line) for line in recording.read_text().splitlines()][4]
     assert tool["display"].startswith("x" * 499_998)
     assert project_tool_result_content(tool["display"]) != tool["display"]
 

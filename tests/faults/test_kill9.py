@@ -4,7 +4,9 @@ Every record is flushed when it is written, so the recording holds the interrupt
 the kill (the prompt, and the assistant message that called the tool) as valid JSONL.  A line
 torn by a crash is skipped by the reader, and the next writer starts on a fresh line so the
 records after it stay intact.  The resumed conversation answers the dangling tool call (chat
-APIs reject a call without a result), and the session answers the next prompt.
+APIs reject a call without a result), and the session answers the next prompt.  ACP
+``session/load`` of the session shows the killed call closed as interrupted, then the resumed
+turn.
 """
 
 from __future__ import annotations
@@ -12,7 +14,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from headwire.acp.replay import INTERRUPTED_TEXT
 from headwire.runtime.recording import INTERRUPTED_CALL_MESSAGE
+from headwire.wire import encode
+from tests.e2e.helpers import run_cli
 from tests.fakes.fake_openai import FakeOpenAI
 from tests.faults.util import (
     chats,
@@ -57,7 +62,7 @@ def test_kill9_mid_tool_then_resume(tmp_path: Path) -> None:
         assert path.stem == SID
         records, bad = read_recording(path)
         assert bad == []
-        assert [r["type"] for r in records] == ["user", "assistant"]
+        assert [r["type"] for r in records] == ["user", "assistant", "tool_pending", "tool_started"]
         assert records[0]["message"] == {"role": "user", "content": "first prompt"}
         (call,) = records[1]["message"]["tool_calls"]
         assert call["id"] == "call_slow" and json.loads(call["function"]["arguments"]) == {
@@ -88,6 +93,39 @@ def test_kill9_mid_tool_then_resume(tmp_path: Path) -> None:
 
     records, bad = read_recording(path)
     assert bad == [TORN]  # on a line of its own: the records after it are intact
-    assert [r["type"] for r in records] == ["user", "assistant", "user", "assistant", "result"]
-    assert records[2]["message"]["content"] == "second prompt"
+    kinds = ["user", "assistant", "tool_pending", "tool_started", "user", "assistant", "result"]
+    assert [r["type"] for r in records] == kinds
+    assert records[4]["message"]["content"] == "second prompt"
     assert records[-1]["is_error"] is False and records[-1]["result"] == "resumed fine"
+
+    load = {"sessionId": SID, "cwd": str(tmp_path / "proj"), "mcpServers": []}
+    frames = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}},
+        {"jsonrpc": "2.0", "id": 2, "method": "session/load", "params": load},
+    ]
+    stdin = b"".join(encode(f) + b"\n" for f in frames)
+    loaded = run_cli(["--acp", "--script", "done"], tmp_path, stdin=stdin)
+    assert loaded.returncode == 0, loaded.stderr
+    updates = [m["params"]["update"] for m in loaded.lines() if m.get("method") == "session/update"]
+    shown = [
+        (
+            u["sessionUpdate"],
+            u.get("toolCallId") or u.get("content", {}).get("text"),
+            u.get("status"),
+        )
+        for u in updates
+    ]
+    assert (
+        shown
+        == [
+            ("user_message_chunk", "first prompt", None),
+            ("tool_call", "call_slow", "pending"),
+            ("tool_call_update", "call_slow", "in_progress"),
+            ("tool_call_update", "call_slow", "failed"),  # cut off by the kill
+            ("user_message_chunk", "second prompt", None),
+            ("agent_message_chunk", "resumed fine", None),
+            ("available_commands_update", None, None),
+        ]
+        or shown
+    )
+    assert updates[3]["content"][0]["content"]["text"] == INTERRUPTED_TEXT

@@ -31,14 +31,18 @@ def check_complete_recording(home: Path) -> None:
     assert [r["type"] for r in records] == [
         "user",
         "assistant",
+        "tool_pending",
+        "tool_started",
         "tool_result",
         "assistant",
+        "tool_pending",
+        "tool_started",
         "tool_result",
         "assistant",
         "result",
     ]
-    assert records[2]["display"] == "first"
-    assert records[4]["display"].startswith("x" * 499_998 + "\nOutput too long and was saved to: ")
+    assert records[4]["display"] == "first"
+    assert records[8]["display"].startswith("x" * 499_998 + "\nOutput too long and was saved to: ")
     assert records[-1]["is_error"] is False and records[-1]["result"] == "done"
 
 

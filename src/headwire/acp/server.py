@@ -10,9 +10,11 @@ module performs what it decides.  After ``initialize`` the client calls:
 * ``session/new`` ``{cwd, mcpServers}`` -> ``{sessionId, modes}``, then an
   ``available_commands_update``; the MCP servers are kept on the session (and connected by
   ``connect_mcp`` when one is given);
-* ``session/load`` ``{sessionId, cwd, mcpServers}``: the recording is replayed as
-  ``session/update`` notifications, streamed record by record (:mod:`headwire.acp.replay`),
-  then answered with ``{modes}``; the session continues where it stopped;
+* ``session/load`` ``{sessionId, cwd, mcpServers}``: the recording is replayed as the
+  ``session/update`` notifications the live session sent (the same projection,
+  :mod:`headwire.acp.event_updates`; each prompt as a ``user_message_chunk``), streamed record
+  by record (:mod:`headwire.acp.replay`), then answered with ``{modes}``; the session continues
+  where it stopped;
 * ``session/prompt`` ``{sessionId, prompt}``: one agent turn; text deltas, thoughts and tool
   calls stream as ``session/update``; the answer is ``{stopReason}`` (``end_turn``,
   ``cancelled``, ``max_turn_requests``); a model failure is an error response;
@@ -53,7 +55,8 @@ from uuid import uuid4
 
 from headwire import __version__
 from headwire import events as ev
-from headwire.acp.replay import Replayer, stream_records
+from headwire.acp.event_updates import CANCELLED_TEXT
+from headwire.acp.replay import Replayer, replay
 from headwire.acp.session import (
     AcpSession,
     SessionUpdates,
@@ -72,7 +75,6 @@ from headwire.acp.updates import (
     initialize_result,
     mode_state,
     permission_options,
-    tool_call_result,
     tool_kind,
     tool_locations,
     tool_title,
@@ -109,12 +111,7 @@ OpenRuntime = Callable[..., Awaitable[SessionRuntime]]
 """``open(args, cwd, session_id, *, ask, acp_servers)``: builds one session's graph (the CLI's
 :func:`headwire.cli.build.build_runtime`, injected: this layer does not import the CLI)."""
 
-CANCELLED_TEXT = "Operation cancelled."
-"""``content`` of a tool call that a cancellation or a stopped turn left unfinished."""
-
 _MODE_IDS = frozenset(mode for mode, _, _ in MODES)
-_REPLAY_YIELD_EVERY = 64
-"""Replayed records between two returns to the event loop (so cancels and answers get in)."""
 _PIPE_BYTES = 1 << 20
 """Pipe capacity asked for on stdout (Linux caps it at ``/proc/sys/fs/pipe-max-size``)."""
 _SHUTDOWN_WAIT_S = 10.0
@@ -133,6 +130,8 @@ class AcpServer:
         self.sessions: dict[str, AcpSession] = {}
         self._waiting: dict[int, asyncio.Future[rpc.Response]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
+        self._loads: set[asyncio.Task[Any]] = set()
+        """Running ``session/load`` replays (stopped at once on shutdown)."""
         self._methods: dict[str, Callable[[Any], Awaitable[Any]]] = {
             "initialize": self.initialize,
             "session/new": self.new_session,
@@ -271,6 +270,8 @@ class AcpServer:
             return
         session.stop_reason = session.stop_reason or reason
         session.stopping = True
+        if session.recorder is not None:  # session/load replays the turn up to here
+            session.recorder.record("turn_stopped", reason=reason)
         session.agent.cancelled.set()
         task.cancel()
 
@@ -350,13 +351,13 @@ class AcpServer:
             await old.close()
         session = await self._open(session_id, cwd, servers, path)
         replayer = Replayer(session.agent.tools, cwd)
-        for count, record in enumerate(stream_records(path), 1):
-            for update in replayer.updates(record):
-                self.send_update(session_id, update)
-            if count % _REPLAY_YIELD_EVERY == 0:
-                await asyncio.sleep(0)
-        for update in replayer.finish():
-            self.send_update(session_id, update)
+        current = asyncio.current_task()
+        assert current is not None  # a request handler always runs in its own task
+        self._loads.add(current)
+        try:
+            await replay(path, replayer, lambda u: self.send_update(session_id, u), self.writer)
+        finally:
+            self._loads.discard(current)
         self._after_open(session)
         return {"modes": mode_state(session.agent.config.approval_mode)}
 
@@ -412,15 +413,8 @@ class AcpServer:
 
     def _close_open_calls(self, session: AcpSession) -> None:
         """Answer the tool calls a stopped turn left open (``failed``)."""
-        calls, session.open_calls = session.open_calls, {}
-        for call_id, name in calls.items():
-            tool = session.agent.tools.get(name)
-            self.send_update(
-                session.id,
-                tool_call_result(
-                    call_id, name, tool, failed=True, text=CANCELLED_TEXT, display=None
-                ),
-            )
+        if session.updates is not None:
+            session.updates.close_open_calls(CANCELLED_TEXT)
 
     # -- lifetime -----------------------------------------------------------------------------
 
@@ -462,6 +456,8 @@ class AcpServer:
     async def shutdown(self) -> None:
         """Cancel what still runs, fail our open requests, close every session."""
         self.perform(self.peer.end_of_input())
+        for load in list(self._loads):  # a replay has nothing to finish: stop it now
+            load.cancel()
         for session in self.sessions.values():
             self.stop_turn(session, "cancelled")
         if self._tasks:

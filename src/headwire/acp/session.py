@@ -2,7 +2,8 @@
 parsing of ``session/*`` params.
 
 :class:`SessionUpdates` subscribes to the session's event stream and builds its updates with
-:mod:`headwire.acp.updates`; a finished call's update comes out of the ACP boundary
+:class:`~headwire.acp.event_updates.EventUpdates` (the projection ``session/load`` replays
+with); a finished call's update comes out of the ACP boundary
 (:func:`headwire.boundary.acp_tool_result_update`) already projected.  Each update goes to an
 :class:`UpdateSink`, the server, which frames and writes it.
 """
@@ -16,13 +17,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from headwire import events as ev
-from headwire.acp.updates import (
-    message_chunk,
-    tool_call_in_progress,
-    tool_call_start,
-    tool_meta,
-)
-from headwire.boundary import acp_tool_result_update
+from headwire.acp.event_updates import EventUpdates
 from headwire.protocol import jsonrpc as rpc
 from headwire.runtime.agent import Agent
 from headwire.runtime.recording import Recorder
@@ -70,8 +65,8 @@ class AcpSession:
     """The call whose result ends the turn (a rejected or cancelled permission request)."""
     stopping: bool = False
     """The running turn is being ended: no further agent event may reach the wire."""
-    open_calls: dict[str, str] = field(default_factory=dict)
-    """Tool calls announced with ``tool_call`` and not yet answered: id -> tool name."""
+    updates: SessionUpdates | None = None
+    """The session's event subscriber (it knows the calls still open)."""
     recorder: Recorder | None = None
     """The session's recorder (its ``failed`` reason is noted on stderr after a prompt)."""
 
@@ -79,50 +74,34 @@ class AcpSession:
 class SessionUpdates:
     """Subscribes to one session's events and sends them as ``session/update`` notifications.
 
-    Once the server decided to end the turn (:attr:`AcpSession.stopping`), deltas and new calls
-    are no longer sent (the turn stops at its next suspension point); a result that still
-    arrives is sent, so no call the client saw is left without an answer.
+    The updates come from :class:`~headwire.acp.event_updates.EventUpdates`, the projection
+    ``session/load`` replays with too.  Once the server decided to end the turn
+    (:attr:`AcpSession.stopping`), deltas and new calls are no longer sent (the turn stops at
+    its next suspension point); a result that still arrives is sent, so no call the client saw
+    is left without an answer.
     """
 
     def __init__(self, server: UpdateSink, session: AcpSession, tools: Mapping[str, Tool]) -> None:
         self.server = server
         self.session = session
         self.tools = tools
+        self.events = EventUpdates(tools, session.cwd)
+        session.updates = self
 
     def __call__(self, event: ev.Event) -> None:
         """Handle one event of the session's stream."""
         session = self.session
-        if isinstance(event, ev.ToolFinished):
-            self._finished(event)
-            return
-        if session.stopping:
-            return
-        if isinstance(event, ev.TextDelta):
-            self._send(message_chunk("agent_message_chunk", event.text))
-        elif isinstance(event, ev.ThinkingDelta):
-            self._send(message_chunk("agent_thought_chunk", event.text))
-        elif isinstance(event, ev.ToolCallPending):
-            session.open_calls[event.call_id] = event.name
-            tool = self.tools.get(event.name)
-            self._send(tool_call_start(event.call_id, event.name, tool, event.args, session.cwd))
-        elif isinstance(event, ev.ToolStarted):
-            tool = self.tools.get(event.name)
-            self._send(
-                tool_call_in_progress(event.call_id, event.name, tool, event.args, session.cwd)
-            )
-
-    def _send(self, update: dict[str, Any]) -> None:
-        self.server.send_update(self.session.id, update)
-
-    def _finished(self, event: ev.ToolFinished) -> None:
-        response = event.response
-        session = self.session
-        session.open_calls.pop(response.call_id, None)
-        meta = tool_meta(response.name, self.tools.get(response.name))
-        self._send(acp_tool_result_update(response, meta))
-        if session.stop_after == response.call_id:
+        self.events.stopping = session.stopping
+        for update in self.events.updates(event):
+            self.server.send_update(session.id, update)
+        if isinstance(event, ev.ToolFinished) and session.stop_after == event.response.call_id:
             session.stop_after = None
             self.server.stop_turn(session, "end_turn")
+
+    def close_open_calls(self, text: str) -> None:
+        """Answer every call the client saw start and got no result for (``failed``)."""
+        for update in self.events.close_open(text):
+            self.server.send_update(self.session.id, update)
 
 
 def prompt_text(blocks: Any) -> str:

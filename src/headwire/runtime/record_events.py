@@ -6,11 +6,28 @@ read back):
 
 * :class:`~headwire.events.UserPrompt` -> ``user`` (the prompt message);
 * :class:`~headwire.events.ModelCallFinished` -> ``assistant`` (the message with its tool
-  calls, and the call's usage);
+  calls, the call's usage, and ``chunks``: how its text and reasoning streamed, see below);
+* :class:`~headwire.events.ToolCallPending` -> ``tool_pending`` and
+  :class:`~headwire.events.ToolStarted` -> ``tool_started`` (``call_id``, ``name``; the
+  arguments are the announcing ``assistant`` record's);
 * :class:`~headwire.events.ToolFinished` -> ``tool_result`` (the model-facing message, the call's
   name, arguments, error and full display, the artifact's path);
-* :class:`~headwire.events.ToolAbandoned` -> ``tool_result`` of a call a cancellation cut off;
+* :class:`~headwire.events.ToolAbandoned` -> ``tool_result`` with ``abandoned: true``, a call a
+  cancellation cut off;
+* :class:`~headwire.events.SubagentStarted` -> ``task_started`` (``call_id``, ``task_id``,
+  ``subagent_type``, ``description``);
+* deltas of a model call that never finished (cancelled or failed mid-stream) ->
+  ``partial_assistant`` (``content``, ``reasoning_content``, ``chunks``; no ``message``: the
+  conversation never kept them), written when the turn or the subagent ends;
 * :class:`~headwire.events.TurnFinished` -> ``result``.
+
+``chunks`` is ``[[kind, [size, ...]], ...]``: runs of deltas of one ``kind`` (``"thinking"``
+or ``"text"``) in stream order, each ``size`` the number of characters of one delta, so
+``session/load`` re-sends exactly the chunks the live session sent.  An ``assistant`` record
+with ``chunks`` is followed by ``tool_pending``/``tool_started`` records for its calls; readers
+of older recordings (no ``chunks``) announce every call of the message instead.  Only
+``message`` feeds the conversation (``--resume``), so the other records and fields are
+invisible to the model.
 
 A subagent's records carry its ``parent_tool_use_id``.  When a write fails, recording stops and
 :class:`~headwire.events.RecordingDegraded` is published once, so the wires can say so.
@@ -24,6 +41,27 @@ from headwire import events as ev
 from headwire.protocol.messages import usage_dict
 from headwire.runtime.recording import RECORDING_FAILURE_MESSAGE, Recorder
 
+Chunks = list[list[Any]]
+
+
+class _Stream:
+    """The deltas of one model call so far: their runs of sizes, and the text (kept only until
+    the call ends, for a call that never does)."""
+
+    __slots__ = ("chunks", "text", "thinking")
+
+    def __init__(self) -> None:
+        self.chunks: Chunks = []
+        self.text: list[str] = []
+        self.thinking: list[str] = []
+
+    def add(self, kind: str, text: str) -> None:
+        if self.chunks and self.chunks[-1][0] == kind:
+            self.chunks[-1][1].append(len(text))
+        else:
+            self.chunks.append([kind, [len(text)]])
+        (self.text if kind == "text" else self.thinking).append(text)
+
 
 class RecordingSubscriber:
     """Writes a session's events to its recording; announces a failure on ``publish``."""
@@ -31,15 +69,38 @@ class RecordingSubscriber:
     def __init__(self, recorder: Recorder, publish: ev.EventSink) -> None:
         self.recorder = recorder
         self.publish = publish
+        self._streams: dict[str | None, _Stream] = {}
+        """The model call streaming now, per agent (``parent``)."""
 
     def __call__(self, event: ev.Event) -> None:
         """Record one event (those that are not conversation steps are ignored)."""
-        if isinstance(event, ev.UserPrompt):
+        if isinstance(event, ev.TextDelta | ev.ThinkingDelta):
+            kind = "text" if isinstance(event, ev.TextDelta) else "thinking"
+            self._streams.setdefault(event.parent, _Stream()).add(kind, event.text)
+        elif isinstance(event, ev.UserPrompt):
             self._record(event.parent, "user", message=event.message)
         elif isinstance(event, ev.ModelCallFinished):
             u = event.usage
             usage = usage_dict(u.input_tokens, u.output_tokens, u.cached_tokens, u.total_tokens)
-            self._record(event.parent, "assistant", message=event.message, usage=usage)
+            stream = self._streams.pop(event.parent, None)
+            chunks = stream.chunks if stream is not None else []
+            self._record(
+                event.parent, "assistant", message=event.message, usage=usage, chunks=chunks
+            )
+        elif isinstance(event, ev.ToolCallPending | ev.ToolStarted):
+            kind = "tool_pending" if isinstance(event, ev.ToolCallPending) else "tool_started"
+            self._record(event.parent, kind, call_id=event.call_id, name=event.name)
+        elif isinstance(event, ev.SubagentStarted):
+            self._record(
+                event.parent,
+                "task_started",
+                call_id=event.call_id,
+                task_id=event.task_id,
+                subagent_type=event.subagent_type,
+                description=event.description,
+            )
+        elif isinstance(event, ev.SubagentFinished):
+            self._flush_partial(event.call_id)
         elif isinstance(event, ev.ToolFinished):
             r = event.response
             message = {"role": "tool", "tool_call_id": r.call_id, "content": event.model_text}
@@ -65,8 +126,11 @@ class RecordingSubscriber:
                 call_id=event.call_id,
                 is_error=True,
                 error=event.message,
+                abandoned=True,
             )
         elif isinstance(event, ev.TurnFinished):
+            for parent in list(self._streams):
+                self._flush_partial(parent)
             self._record(
                 event.parent,
                 "result",
@@ -75,6 +139,19 @@ class RecordingSubscriber:
                 error=event.error,
                 num_turns=event.num_turns,
             )
+
+    def _flush_partial(self, parent: str | None) -> None:
+        """Record the deltas of ``parent``'s model call that ended without a message."""
+        stream = self._streams.pop(parent, None)
+        if stream is None:
+            return
+        self._record(
+            parent,
+            "partial_assistant",
+            content="".join(stream.text),
+            reasoning_content="".join(stream.thinking),
+            chunks=stream.chunks,
+        )
 
     def _record(self, parent: str | None, kind: str, **fields: Any) -> None:
         recorder = self.recorder

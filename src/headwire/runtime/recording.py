@@ -150,7 +150,10 @@ class Recorder:
 
 def read_records(path: Path, buffer_bytes: int = -1) -> Iterator[dict[str, Any]]:
     """Yield the records of a recording one line at a time (never the whole file in memory),
-    skipping a line that is not a JSON object (a torn last line after a crash)."""
+    skipping a line that is not a JSON object (a torn last line after a crash).
+
+    Lines are read with :func:`headwire.wire.loads`, which takes back everything
+    :func:`~headwire.wire.encode` wrote, lone surrogate escapes (``\\ud800``) included."""
     try:
         f = path.open("rb", buffering=buffer_bytes)
     except OSError as exc:
