@@ -217,7 +217,7 @@ def test_build_check_install_and_quick_start(tmp_path: Path) -> None:
         for r in meta.get_all("Requires-Dist") or []
         if "extra ==" not in r
     }
-    assert required == {"orjson", "httpx", "mcp"}
+    assert required == {"orjson", "httpx", "mcp", "rich", "prompt_toolkit"}
     assert "headwire = headwire.cli.main:main" in entry_points
 
     # A fresh environment: the console script, the version, the installed package is the wheel's.

@@ -86,12 +86,12 @@ def test_text_mode_shows_progress_on_a_terminal_and_keeps_stdout(tmp_path: Path)
     finally:
         term.close()
     assert out.read_bytes() == piped.stdout
-    assert f"⏺ {SHELL}  sleep 1.2 && echo hi" in live
+    assert f"● {SHELL}  sleep 1.2 && echo hi" in live
     expected = [
         "Let me look.",  # narration before a tool call stays
-        f"⏺ {SHELL}  sleep 1.2 && echo hi",
+        f"● {SHELL}  sleep 1.2 && echo hi",
         "  ✓ 2 bytes in 1.",
-        "⏺ write_file",
+        "● write_file",
         '  ⊘ denied: Tool "write_file" requires user approval',
         "    allow with --allowed-tools write_file or --approval-mode auto-edit or --yolo",
         "The answer.",  # stdout is a file here: the answer shows on the terminal
@@ -112,7 +112,7 @@ def test_verbose_without_a_terminal_writes_plain_lines(tmp_path: Path) -> None:
     assert done.stdout == ANSWER
     text = done.stderr.decode()
     assert ESC not in text
-    assert f"⏺ {SHELL}  sleep 1.2 && echo hi\n  ✓ 2 bytes in 1." in text
+    assert f"● {SHELL}  sleep 1.2 && echo hi\n  ✓ 2 bytes in 1." in text
     assert "The answer.\nSecond line.\n" in text  # the text as it streamed
     assert f"{SHELL} running" not in text  # no live region off a terminal
 
@@ -141,16 +141,20 @@ def _touch(name: str) -> dict[str, Any]:
     return {"tool": SHELL, "args": {"command": f"touch {name}", "is_background": False}}
 
 
+SLASH = ("/help", "/sessions", "/model", "/approval-mode", "/hepl")
+
+
 def test_repl_asks_obeys_and_keeps_slash_commands_local(tmp_path: Path) -> None:
     replies = [_touch("yes.txt"), {"text": "ran it"}, _touch("no.txt"), {"text": "skipped"}]
+    replies += [_touch("stop.txt"), {"text": "never sent"}]
     with FakeOpenAI(replies) as fake:
         term = _repl(tmp_path, fake)
         try:
             term.wait_prompt(1, timeout=30)
-            for command in ("/help", "/sessions", "/model", "/approval-mode", "/hepl"):
+            for number, command in enumerate(SLASH, start=2):
                 term.type(command)
+                term.wait_prompt(number)
             term.wait("Did you mean /help")
-            term.wait_prompt(6)
             assert fake.requests == []  # no slash command reached the model
             term.type("make yes.txt")
             term.wait(r"\? allow run_shell_command: touch yes.txt")
@@ -165,17 +169,24 @@ def test_repl_asks_obeys_and_keeps_slash_commands_local(tmp_path: Path) -> None:
             screen = term.wait_prompt(8)
             assert 'denied: Permission to use "run_shell_command" was denied by the user' in screen
             assert not (tmp_path / "proj" / "no.txt").exists()
+            term.type("make stop.txt")
+            term.wait(r"\? allow run_shell_command: touch stop.txt")
+            term.send("C-c")  # at the question: deny and cancel the turn
+            screen = term.wait_prompt(9)
+            assert screen.endswith("Operation cancelled.\n>")
+            assert not (tmp_path / "proj" / "stop.txt").exists()
             term.type("/sessions")
             term.wait(r"^\* [0-9a-f-]{36} .* make yes.txt$")
+            term.wait_prompt(10)
             term.send("C-d")
             assert term.wait_exit() == 0
         finally:
             term.close()
         requests = list(fake.requests)
-    assert len(requests) == 4
+    assert len(requests) == 5  # the cancelled turn asked once, and nothing after the Ctrl-C
     contents = _contents(requests)
-    assert "make yes.txt" in contents and "make no.txt" in contents
-    for command in ("/help", "/sessions", "/model", "/approval-mode", "/hepl"):
+    assert "make yes.txt" in contents and "make no.txt" in contents and "make stop.txt" in contents
+    for command in SLASH:
         assert command not in contents
 
 

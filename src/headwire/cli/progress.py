@@ -40,7 +40,7 @@ STYLES = {
     "summary": "dim",
 }
 MARKS = {
-    "call": "⏺ ",
+    "call": "● ",
     "result": "  ✓ ",
     "failed": "  ✗ ",
     "denied": "  ⊘ ",

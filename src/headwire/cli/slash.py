@@ -68,7 +68,10 @@ def parse(line: str) -> SlashCommand | str:
     if name not in COMMANDS:
         close = difflib.get_close_matches(word, [*COMMANDS, *ALIASES], n=1)
         hint = f" Did you mean /{close[0]}?" if close else ""
-        raise UsageError(f"Unknown command /{word}.{hint} /help lists the commands.")
+        raise UsageError(
+            f"Unknown command /{word}.{hint} /help lists the commands; start the line with //"
+            " to send it to the model."
+        )
     return SlashCommand(name, argument)
 
 
