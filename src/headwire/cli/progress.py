@@ -70,24 +70,30 @@ class TerminalProgress:
         self.console: Console = Console(
             file=self.file, highlight=False, markup=False, emoji=False, soft_wrap=True
         )
-        self.live_mode = self.console.is_terminal if live is None else live
+        if live is None:
+            live = self.console.is_terminal and not self.console.is_dumb_terminal
+        self.live_mode = live
         if answer_on_terminal is None:
             answer_on_terminal = _isatty(sys.stdout)
         self.answer_on_terminal = answer_on_terminal
         self._live: Live | None = None
         self._paused = 0
         self._mid_line = False
+        self._broken = False
 
     # -- the subscriber ---------------------------------------------------------------------
 
     def __call__(self, event: Event) -> None:
+        if self._broken:
+            return
         try:
             for note in self.feed.feed(event, self.clock()):
                 self._show(note)
             self._update_live()
         except Exception as exc:  # the view must never break a run
-            self.close()
+            self._broken = True
             with contextlib.suppress(Exception):
+                self.close()
                 self.file.write(f"headwire: progress display stopped: {exc}\n")
 
     def _show(self, note: Note) -> None:
