@@ -79,7 +79,7 @@ def exit_code(finished: TurnFinished) -> int:
     return ExitCode.TURN_LIMIT if finished.subtype == "error_max_turns" else ExitCode.ERROR
 
 
-async def open_text_runtime(
+async def open_headless_runtime(
     args: argparse.Namespace,
     cwd: Path,
     plan: SessionPlan,
@@ -141,7 +141,7 @@ async def run_once(
         return await _run_repl(args, cwd, plan, writer, transport, dual)
     views, first = _progress(args)
     try:
-        runtime = await open_text_runtime(
+        runtime = await open_headless_runtime(
             args,
             cwd,
             plan,
@@ -178,13 +178,13 @@ async def _run_repl(
     dual: DualOutput | None,
 ) -> int:
     """The REPL (:mod:`headwire.cli.repl`): it opens (and reopens, for ``/resume`` and
-    ``/clear``) its runtimes through :func:`open_text_runtime`."""
+    ``/clear``) its runtimes through :func:`open_headless_runtime`."""
     from headwire.cli.repl import Repl
 
     async def open_runtime(
         session: SessionPlan, ask: AskPermission, first: Callable[[Runtime], None]
     ) -> Runtime:
-        return await open_text_runtime(
+        return await open_headless_runtime(
             args,
             cwd,
             session,

@@ -84,7 +84,7 @@ class Repl:
         self.turn: asyncio.Task[Any] | None = None
         self.reading: asyncio.Task[Any] | None = None
         self.exit_code: int | None = None
-        self._history: Any = None
+        self._session: Any = None
 
     # -- the loop ----------------------------------------------------------------------------
 
@@ -173,17 +173,17 @@ class Repl:
             return None
 
     def _prompt_session(self) -> Any:
-        if self._history is None:
+        if self._session is None:
             from prompt_toolkit import PromptSession
             from prompt_toolkit.output import create_output
 
-            self._history = PromptSession[str](
+            self._session = PromptSession[str](
                 history=_history(),
                 output=create_output(stdout=sys.stderr),
                 key_bindings=_line_keys(),
                 erase_when_done=False,
             )
-        return self._history
+        return self._session
 
     # -- turns and Ctrl-C --------------------------------------------------------------------
 
@@ -195,7 +195,7 @@ class Repl:
         except asyncio.CancelledError:
             current = asyncio.current_task()
             if current is not None and current.cancelling():
-                raise  # SIGTERM or a second Ctrl-C: the whole REPL stops
+                raise  # SIGTERM: the whole REPL stops
         except HeadwireError as exc:
             warn(f"headwire: {exc}")
         finally:
