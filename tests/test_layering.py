@@ -17,6 +17,7 @@ LAYERS: dict[str, int] = {
     "events": 2,
     "boundary": 3,
     "headless": 3,
+    "progress": 3,
     "bound": 3,
     "transcript": 3,
     "runtime": 4,

@@ -237,6 +237,8 @@ def test_build_check_install_and_quick_start(tmp_path: Path) -> None:
         "beautifulsoup4",
         "tree-sitter",
         "tree-sitter-bash",
+        "rich",
+        "prompt_toolkit",
     }
     assert "headwire = headwire.cli.main:main" in entry_points
 

@@ -4,11 +4,12 @@
 * ``--input-format stream-json``: a persistent session (:mod:`headwire.cli.session_cmd`);
 * a prompt (``-p``, arguments, stdin): one run in text, json or stream-json, through
   :func:`run_once`;
-* no prompt on a terminal: the line-mode REPL (:mod:`headwire.cli.repl`).
+* no prompt on a terminal: the REPL (:mod:`headwire.cli.repl`).
 
 A one-shot run is the event stream of :mod:`headwire.events` flowing from the agent to the
 recorder and to the headless emitter, whose messages go to the output format's transport (and
-to the Dual Output sidecar).
+to the Dual Output sidecar).  In text mode, when stderr is a terminal or with ``--verbose``,
+the progress view (:mod:`headwire.cli.progress`) is subscribed too, before the emitter.
 """
 
 from __future__ import annotations
@@ -16,17 +17,21 @@ from __future__ import annotations
 import argparse
 import sys
 import uuid
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from headwire import __version__
 from headwire.cli.build import (
+    Runtime,
+    SessionPlan,
     approval_mode,
     build_runtime,
     check_flags,
     open_acp_runtime,
     plan_session,
 )
-from headwire.cli.dual import open_dual_output
+from headwire.cli.dual import DualOutput, open_dual_output
 from headwire.cli.flags import apply_compat, build_parser, check_new_session_id
 from headwire.errors import ExitCode, UsageError
 from headwire.events import Event, RecordingDegraded, TurnFinished
@@ -36,7 +41,11 @@ from headwire.io.signals import run_cancellable
 from headwire.io.stdio import warn
 from headwire.io.writer import WireWriter
 from headwire.protocol.messages import JsonDict
+from headwire.runtime.agent import AskPermission
 from headwire.transports import HeadlessTransport, make_transport
+
+if TYPE_CHECKING:
+    from headwire.cli.progress import TerminalProgress
 
 
 def _read_prompt(args: argparse.Namespace) -> str:
@@ -70,22 +79,23 @@ def exit_code(finished: TurnFinished) -> int:
     return ExitCode.TURN_LIMIT if finished.subtype == "error_max_turns" else ExitCode.ERROR
 
 
-async def run_once(
-    args: argparse.Namespace, prompt: str | None, writer: WireWriter, transport: HeadlessTransport
-) -> int:
-    """One prompt (or, with ``prompt=None``, the interactive line-mode REPL)."""
-    cwd = Path.cwd()
-    plan = plan_session(args, cwd)
-    try:
-        dual = open_dual_output(args, plan.session_id, lambda: approval_mode(args), writer)
-    except DualOutputError as exc:
-        raise UsageError(str(exc)) from None
-    try:
-        runtime = await build_runtime(args, cwd, plan, ask=dual.ask if dual is not None else None)
-    except BaseException:
-        if dual is not None:
-            await dual.close()
-        raise
+async def open_headless_runtime(
+    args: argparse.Namespace,
+    cwd: Path,
+    plan: SessionPlan,
+    *,
+    writer: WireWriter,
+    transport: HeadlessTransport,
+    dual: DualOutput | None,
+    ask: AskPermission | None,
+    first: Callable[[Runtime], None] | None = None,
+) -> Runtime:
+    """A session's runtime whose events reach ``transport`` (and the Dual Output sidecar);
+    ``first`` subscribes consumers that must see each event before the headless emitter (the
+    progress view, which takes its live region down before the answer is written)."""
+    runtime = await build_runtime(args, cwd, plan, ask=ask)
+    if first is not None:
+        first(runtime)
 
     def deliver(message: JsonDict) -> None:
         out = transport.feed(message)
@@ -100,20 +110,102 @@ async def run_once(
         HeadlessEmitter(plan.session_id, _new_uuid, deliver, json_stats=json_stats)
     )
     runtime.events.subscribe(note_recording_failure)
+    return runtime
+
+
+def _progress(args: argparse.Namespace) -> tuple[list[TerminalProgress], Callable[[Runtime], None]]:
+    """The progress view of a one-shot text run, when wanted (see :mod:`headwire.cli.progress`)."""
+    views: list[TerminalProgress] = []
+
+    def first(runtime: Runtime) -> None:
+        from headwire.cli.progress import progress_for, wants_progress
+
+        if wants_progress(args):
+            views.append(progress_for(runtime))
+            runtime.events.subscribe(views[0])
+
+    return views, first
+
+
+async def run_once(
+    args: argparse.Namespace, prompt: str | None, writer: WireWriter, transport: HeadlessTransport
+) -> int:
+    """One prompt (or, with ``prompt=None``, the interactive REPL)."""
+    cwd = Path.cwd()
+    plan = plan_session(args, cwd)
+    try:
+        dual = open_dual_output(args, plan.session_id, lambda: approval_mode(args), writer)
+    except DualOutputError as exc:
+        raise UsageError(str(exc)) from None
+    if prompt is None:
+        return await _run_repl(args, cwd, plan, writer, transport, dual)
+    views, first = _progress(args)
+    try:
+        runtime = await open_headless_runtime(
+            args,
+            cwd,
+            plan,
+            writer=writer,
+            transport=transport,
+            dual=dual,
+            ask=dual.ask if dual is not None else None,
+            first=first,
+        )
+    except BaseException:
+        if dual is not None:
+            await dual.close()
+        raise
     try:
         if dual is not None:
             dual.start(str(cwd), __version__)
-        if prompt is None:
-            from headwire.cli.repl import run_repl
-
-            return await run_repl(runtime, dual)
         finished = await runtime.agent.run_turn(prompt)
     finally:
+        for view in views:
+            view.close()
         if dual is not None:
             await dual.close()
         await runtime.aclose()
         await writer.drain()
     return exit_code(finished)
+
+
+async def _run_repl(
+    args: argparse.Namespace,
+    cwd: Path,
+    plan: SessionPlan,
+    writer: WireWriter,
+    transport: HeadlessTransport,
+    dual: DualOutput | None,
+) -> int:
+    """The REPL (:mod:`headwire.cli.repl`): it opens (and reopens, for ``/resume`` and
+    ``/clear``) its runtimes through :func:`open_headless_runtime`."""
+    from headwire.cli.repl import Repl
+
+    async def open_runtime(
+        session: SessionPlan, ask: AskPermission, first: Callable[[Runtime], None]
+    ) -> Runtime:
+        return await open_headless_runtime(
+            args,
+            cwd,
+            session,
+            writer=writer,
+            transport=transport,
+            dual=dual,
+            ask=dual.ask if dual is not None else ask,
+            first=first,
+        )
+
+    def started() -> None:
+        if dual is not None:
+            dual.start(str(cwd), __version__)
+
+    repl = Repl(args, cwd, open_runtime, dual=dual, drain=writer.drain, started=started)
+    try:
+        return await repl.run(plan)
+    finally:
+        if dual is not None:
+            await dual.close()
+        await writer.drain()
 
 
 def run_agent(argv: list[str]) -> int:

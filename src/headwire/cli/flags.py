@@ -302,7 +302,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     claude = p.add_argument_group("Claude Code SDK compatibility (mapped, or ignored with a note)")
     claude.add_argument(
-        "--verbose", action="store_true", help="accepted; stream-json is always verbose"
+        "--verbose",
+        action="store_true",
+        help="text mode: show tool calls and progress on stderr even when it is not a terminal"
+        " (stream-json is always verbose)",
     )
     claude.add_argument(
         "--permission-mode", choices=sorted(CLAUDE_MODES), help="mapped to --approval-mode"

@@ -1,0 +1,248 @@
+"""The human side on real terminals: text-mode progress on a pty, the REPL in tmux.
+
+* Text mode with stderr on a pty shows each tool call, a live elapsed time, the outcome and a
+  denial with the flag that would allow it; stdout is byte for byte the stdout of the same run
+  with stderr on a pipe, where stderr shows no progress at all.
+* The REPL (tmux, against the fake OpenAI server): asks for approval and obeys ``y`` and ``n``;
+  slash commands never reach the model; Ctrl-C during a 30 s tool returns to the prompt in
+  under 0.5 s with the process alive; Ctrl-D at an empty prompt leaves with 0.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.helpers import env_for, write_script
+from tests.e2e.terminal import Tmux, need_tmux
+from tests.fakes.fake_openai import FakeOpenAI
+
+ESC = "\x1b"
+ANSWER = b"The answer.\nSecond line.\n"
+KEEP = ("PATH", "HOME", "HEADWIRE_HOME", "PYTHONPATH", "TERM", "LANG")
+SHELL = "run_shell_command"
+
+
+def _script(tmp: Path) -> Path:
+    return write_script(
+        tmp / "script.jsonl",
+        [
+            {
+                "text": "Let me look.",
+                "tool": SHELL,
+                "args": {"command": "sleep 1.2 && echo hi", "is_background": False},
+            },
+            {
+                "tool": "write_file",
+                "args": {"file_path": str(tmp / "proj" / "x.txt"), "content": "x"},
+            },
+            {"text": "The answer.\nSecond line."},
+        ],
+    )
+
+
+def _argv(tmp: Path, extra: tuple[str, ...] = ()) -> list[str]:
+    """A text-mode run: an allowed shell call, a denied write, a two-line answer."""
+    (tmp / "home").mkdir(parents=True, exist_ok=True)
+    (tmp / "proj").mkdir(parents=True, exist_ok=True)
+    argv = [sys.executable, "-m", "headwire", "-m", "scripted", "--script", str(_script(tmp))]
+    argv += ["--allowed-tools", f"{SHELL}(sleep)", "--allowed-tools", f"{SHELL}(echo)"]
+    return [*argv, *extra, "-p", "go"]
+
+
+def _piped(tmp: Path, extra: tuple[str, ...] = ()) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        _argv(tmp, extra),
+        cwd=tmp / "proj",
+        env=env_for(tmp / "home"),
+        capture_output=True,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_text_mode_shows_progress_on_a_terminal_and_keeps_stdout(tmp_path: Path) -> None:
+    piped = _piped(tmp_path / "piped")
+    assert piped.returncode == 0
+    assert piped.stdout == ANSWER
+    assert piped.stderr == b""  # nothing changes when stderr is not a terminal
+    tmp = tmp_path / "tty"
+    argv = _argv(tmp)
+    out = tmp / "stdout.bin"
+    env = {k: v for k, v in env_for(tmp / "home").items() if k in KEEP}
+    # stdout to a file, stderr (and stdin) on the terminal
+    term = Tmux(tmp, ["sh", "-c", f'exec "$0" "$@" > {out}', *argv], env, tmp / "proj")
+    try:
+        live = term.wait(rf"{SHELL} running 0\.[3-9]s", history=False)  # the live elapsed time
+        assert term.wait_exit() == 0
+        screen = term.screen(history=True)
+    finally:
+        term.close()
+    assert out.read_bytes() == piped.stdout
+    assert f"● {SHELL}  sleep 1.2 && echo hi" in live
+    expected = [
+        "Let me look.",  # narration before a tool call stays
+        f"● {SHELL}  sleep 1.2 && echo hi",
+        "  ✓ 2 bytes in 1.",
+        "● write_file",
+        '  ⊘ denied: Tool "write_file" requires user approval',
+        "    allow with --allowed-tools write_file or --approval-mode auto-edit or --yolo",
+        "The answer.",  # stdout is a file here: the answer shows on the terminal
+        "Second line.",
+        "── 2 tool calls · 1.",
+    ]
+    lines = screen.splitlines()
+    assert len(lines) == len(expected), screen
+    for line, start in zip(lines, expected, strict=True):
+        assert line.startswith(start), screen
+    assert "whole on the wire" in lines[2]
+    assert f"{SHELL} running" not in screen  # the live region is gone
+
+
+def test_verbose_without_a_terminal_writes_plain_lines(tmp_path: Path) -> None:
+    done = _piped(tmp_path, ("--verbose",))
+    assert done.returncode == 0
+    assert done.stdout == ANSWER
+    text = done.stderr.decode()
+    assert ESC not in text
+    assert f"● {SHELL}  sleep 1.2 && echo hi\n  ✓ 2 bytes in 1." in text
+    assert "The answer.\nSecond line.\n" in text  # the text as it streamed
+    assert f"{SHELL} running" not in text  # no live region off a terminal
+
+
+# ---------------------------------------------------------------------------------------------
+# The REPL in tmux.
+
+
+def _repl(tmp: Path, fake: FakeOpenAI, *flags: str) -> Tmux:
+    need_tmux()
+    home, proj = tmp / "home", tmp / "proj"
+    home.mkdir(exist_ok=True)
+    proj.mkdir(exist_ok=True)
+    env = {k: v for k, v in env_for(home).items() if k in KEEP}
+    env.update(OPENAI_BASE_URL=fake.base_url)
+    env.update(OPENAI_API_KEY="sk-test", OPENAI_MODEL="fake-model")
+    argv = [sys.executable, "-m", "headwire", *flags]
+    return Tmux(tmp, argv, env, proj)
+
+
+def _contents(requests: list[Any]) -> str:
+    return "\n".join(str(m.get("content")) for body in requests for m in body["messages"])
+
+
+def _touch(name: str) -> dict[str, Any]:
+    return {"tool": SHELL, "args": {"command": f"touch {name}", "is_background": False}}
+
+
+SLASH = ("/help", "/sessions", "/model", "/approval-mode", "/hepl")
+
+
+def test_repl_asks_obeys_and_keeps_slash_commands_local(tmp_path: Path) -> None:
+    replies = [_touch("yes.txt"), {"text": "ran it"}, _touch("no.txt"), {"text": "skipped"}]
+    replies += [_touch("stop.txt"), {"text": "never sent"}]
+    with FakeOpenAI(replies) as fake:
+        term = _repl(tmp_path, fake)
+        try:
+            term.wait_prompt(1, timeout=30)
+            for number, command in enumerate(SLASH, start=2):
+                term.type(command)
+                term.wait_prompt(number)
+            term.wait("Did you mean /help")
+            assert fake.requests == []  # no slash command reached the model
+            term.type("make yes.txt")
+            term.wait(r"\? allow run_shell_command: touch yes.txt")
+            term.send("y")
+            term.wait("ran it")
+            term.wait_prompt(7)
+            assert (tmp_path / "proj" / "yes.txt").exists()
+            term.type("make no.txt")
+            term.wait(r"\? allow run_shell_command: touch no.txt")
+            term.send("n")
+            term.wait("skipped")
+            screen = term.wait_prompt(8)
+            assert 'denied: Permission to use "run_shell_command" was denied by the user' in screen
+            assert not (tmp_path / "proj" / "no.txt").exists()
+            term.type("make stop.txt")
+            term.wait(r"\? allow run_shell_command: touch stop.txt")
+            term.send("C-c")  # at the question: deny and cancel the turn
+            screen = term.wait_prompt(9)
+            assert screen.endswith("Operation cancelled.\n>")
+            assert not (tmp_path / "proj" / "stop.txt").exists()
+            term.type("/sessions")
+            term.wait(r"^\* [0-9a-f-]{36} .* make yes.txt$")
+            term.wait_prompt(10)
+            term.send("C-d")
+            assert term.wait_exit() == 0
+        finally:
+            term.close()
+        requests = list(fake.requests)
+    assert len(requests) == 5  # the cancelled turn asked once, and nothing after the Ctrl-C
+    contents = _contents(requests)
+    assert "make yes.txt" in contents and "make no.txt" in contents and "make stop.txt" in contents
+    for command in SLASH:
+        assert command not in contents
+
+
+def test_repl_ctrl_c_cancels_a_running_tool_and_returns_to_the_prompt(tmp_path: Path) -> None:
+    sleep = {"tool": SHELL, "args": {"command": "sleep 30", "is_background": False}}
+    with FakeOpenAI([sleep, {"text": "after"}, {"text": "next answer"}]) as fake:
+        term = _repl(tmp_path, fake, "--yolo")
+        try:
+            term.wait_prompt(1, timeout=30)
+            term.type("sleep please")
+            term.wait(rf"{SHELL} running 0\.[3-9]")  # the tool runs (live elapsed time)
+            pid = term.pid()
+            started = time.monotonic()
+            term.send("C-c")
+            screen = term.wait_prompt(2, timeout=10)
+            latency = time.monotonic() - started
+            print(f"Ctrl-C to prompt: {latency * 1000:.0f} ms")
+            assert "Operation cancelled." in screen and "✗ cancelled" in screen
+            assert latency < 0.5
+            assert term.dead_status() is None
+            os.kill(pid, 0)  # alive
+            assert not [args for args in _descendants(pid) if "sleep" in args]
+            term.type("go on")
+            term.wait("after")
+            term.wait_prompt(3)
+            term.send("C-c")  # Ctrl-C at an empty prompt leaves
+            assert term.wait_exit() == 130
+        finally:
+            term.close()
+        requests = list(fake.requests)
+    tool_results = [m for m in requests[1]["messages"] if m["role"] == "tool"]
+    assert [m["content"] for m in tool_results] == ["Operation cancelled."]
+
+
+def _descendants(pid: int) -> list[str]:
+    """The command lines of ``pid``'s live descendants."""
+    done = subprocess.run(
+        ["ps", "-eo", "pid=,ppid=,stat=,args="], capture_output=True, text=True, check=True
+    )
+    rows = [line.split(None, 3) for line in done.stdout.splitlines()]
+    children: dict[int, list[tuple[int, str]]] = {}
+    for row in rows:
+        if len(row) == 4 and not row[2].startswith("Z"):
+            children.setdefault(int(row[1]), []).append((int(row[0]), row[3]))
+    found, todo = [], [pid]
+    while todo:
+        for child, args in children.get(todo.pop(), []):
+            found.append(args)
+            todo.append(child)
+    return found
+
+
+@pytest.mark.parametrize("flag", ["--version", "-v"])
+def test_version_imports_no_terminal_library(flag: str) -> None:
+    code = (
+        f"import sys\nfrom headwire.cli.main import main\nmain([{flag!r}])\n"
+        "assert not {'rich', 'prompt_toolkit'} & set(sys.modules), sorted(sys.modules)"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, timeout=30)
