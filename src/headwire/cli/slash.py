@@ -96,10 +96,6 @@ class SessionSummary:
     first_prompt: str
 
 
-HEAD_LINE_BYTES = 64 * 1024
-"""Bytes of each of a recording's first lines read for its first prompt."""
-
-
 def recent_sessions(root: Path, cwd: Path, limit: int = 20) -> list[SessionSummary]:
     """The project's recordings, newest first (at most ``limit``), from the index behind
     ``headwire sessions list`` (:func:`headwire.runtime.session_index.list_sessions`)."""
