@@ -257,7 +257,7 @@ class WireChecked:
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         """Check the request's wire form, then delegate."""
         try:
-            body = loads(_PROVIDER._payload(request))
+            body = loads(_PROVIDER._prepare(request).body)
             if as_read(body["messages"]) != as_read(request.messages):
                 WIRE_FAILURES.append(f"messages changed on the wire: {request.messages!r:.300}")
         except Exception as exc:  # any failure to write or read is a finding

@@ -195,7 +195,7 @@ def test_file_names_of_any_bytes_cross_every_writer(files: list[tuple[bytes, byt
             assert as_read(loads(encode(fields))) == as_read(fields)
             assert as_read(loads(dumps(fields))) == as_read(fields)
             message = {"role": "tool", "tool_call_id": "c", "content": outcome.llm_text}
-            body = loads(_PROVIDER._payload(ModelRequest("m", [message], [])))
+            body = loads(_PROVIDER._prepare(ModelRequest("m", [message], [])).body)
             assert as_read(body["messages"]) == as_read([message])
             recorder.record("tool_result", message=message, display=outcome.display)
             for path in outcome.extra.get("paths", []) if outcome.error is None else []:

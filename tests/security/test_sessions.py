@@ -184,6 +184,6 @@ def test_flag_values_are_checked_up_front(tmp_path: Path, flag: str, value: str)
         tmp_path,
     )
     assert proc.returncode == 2, proc.stderr
-    assert f"argument {flag}" in proc.stderr
+    assert f"headwire: {flag}: " in proc.stderr  # one line naming the flag (cli.parsing)
     no_traceback(proc.stderr)
     assert proc.stdout == b""

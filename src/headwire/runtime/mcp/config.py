@@ -321,7 +321,7 @@ def load_mcp_servers(
     about entries that were skipped (in-process SDK servers); a broken entry raises
     :class:`McpConfigError` naming its source.
     """
-    env = os.environ if env is None else env
+    env = credential_environment() if env is None else env
     servers: dict[str, ServerConfig] = {}
     warnings: list[str] = []
     sources: list[tuple[str, Any]] = list(settings_sources)
