@@ -1,8 +1,8 @@
 """Message *shapes*: key order and value kinds, with ids, timings, paths and texts left out.
 
 Used to compare headwire's wire with the upstream captures, committed under
-``tests/data/upstream`` (copied from ``../shared/upstream-samples``), so a plain clone runs the
-same checks.
+``tests/data/upstream`` (copied from the captures of the real upstream CLI), so a plain clone
+runs the same checks.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ Run it over the tests whose inputs make good seeds, then commit what changed::
         tests/unit/runtime/mcp/test_mcp.py tests/e2e/test_session.py \\
         tests/e2e/test_acp_stdio.py tests/e2e/test_headless_modes.py \\
         tests/e2e/test_subagent_e2e.py tests/e2e/test_sdk_headwire.py
-    PYTHONPATH=src:. python -m tests.fuzz.record_corpus --upstream ../shared/upstream-samples
+    PYTHONPATH=src:. python -m tests.fuzz.record_corpus --upstream tests/data/upstream
 
 It wraps the readers the fuzz suite targets (the stream-JSON session's and the ACP server's
 ``handle_line``, :func:`headwire.protocol.jsonrpc.parse_message`, ``headwire bound``'s filter, the

@@ -99,11 +99,11 @@ def test_home_directory_and_no_repository(tmp_path: Path) -> None:
 
 def test_symlinked_duplicates_blank_files_and_limits(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     home, user, repo, cwd = tree(tmp_path)
-    put(repo / "QWEN.md", "shared")
+    put(repo / "QWEN.md", "common")
     (cwd / "QWEN.md").symlink_to(repo / "QWEN.md")
     put(cwd / "AGENTS.md", "   \n")
     text = load_context(cwd, user, NAMES, home=home)
-    assert text.count("shared") == 1 and "AGENTS.md" not in text
+    assert text.count("common") == 1 and "AGENTS.md" not in text
     monkeypatch.setattr(cf, "MAX_CONTEXT_FILE_BYTES", 10)
     put(repo / "QWEN.md", "0123456789ABCDEF")
     notes: list[str] = []
