@@ -224,6 +224,8 @@ class ProgressFeed:
         self.running.pop(response.call_id, None)
         name, args, since = self._calls.pop(response.call_id, (response.name, response.args, now))
         self._tools += depth == 0
+        if response.error_type == "cancelled":  # a call the turn's cancellation cut off
+            return [Note("failed", "cancelled", depth)]
         if response.error_type == EXECUTION_DENIED and response.error is not None:
             hint = allow_hint(
                 name,

@@ -146,7 +146,9 @@ class Sim:
             outcome = self.agent(call_id, depth + 1)
             status = "completed" if outcome == "ok" else "cancelled"
             if outcome != "ok":
-                self.pub(ev.SubagentFailed(message="Task was cancelled", parent=parent))
+                self.pub(
+                    ev.SubagentFailed(message="Task was cancelled", call_id=call_id, parent=parent)
+                )
             self.pub(
                 ev.SubagentFinished(
                     task_id="t",
