@@ -183,7 +183,7 @@ record_values = st.dictionaries(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(st.lists(record_values, max_size=12), st.integers(0, 300))
 def test_any_records_build_a_transcript_within_the_budget(
     records: list[dict[str, Any]], budget: int
