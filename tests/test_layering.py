@@ -96,3 +96,55 @@ def test_layers_import_nothing_above_them() -> None:
             if rank <= PURE_RANK and root in FORBIDDEN_IN_PURE:
                 problems.append(f"{path}:{lineno}: pure module {mod} imports I/O module {imported}")
     assert not problems, "\n".join(problems)
+
+
+def _module_level_imports(path: Path) -> set[str]:
+    """The ``headwire`` modules a module imports when it is imported: its top-level import
+    statements (not those inside functions, which run later, nor ``if TYPE_CHECKING``)."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            names |= {a.name for a in node.names if a.name.startswith("headwire.")}
+        elif (
+            isinstance(node, ast.ImportFrom)
+            and node.module
+            and node.level == 0
+            and node.module.startswith("headwire")
+        ):
+            names.add(node.module)
+            names |= {f"{node.module}.{a.name}" for a in node.names}
+    return names
+
+
+def test_no_import_cycles() -> None:
+    """No two modules of ``src/`` import each other, directly or around a loop, at import time
+    (the graph of top-level imports is acyclic)."""
+    modules = {module_name(p): p for p in SRC.rglob("*.py")}
+    graph = {
+        mod: {m for m in _module_level_imports(path) if m in modules and m != mod}
+        for mod, path in modules.items()
+    }
+    done: set[str] = set()
+    stack: list[str] = []
+    on_stack: set[str] = set()
+
+    def visit(mod: str) -> list[str] | None:
+        if mod in on_stack:
+            return [*stack[stack.index(mod) :], mod]
+        if mod in done:
+            return None
+        stack.append(mod)
+        on_stack.add(mod)
+        for target in sorted(graph[mod]):
+            cycle = visit(target)
+            if cycle is not None:
+                return cycle
+        stack.pop()
+        on_stack.discard(mod)
+        done.add(mod)
+        return None
+
+    for mod in sorted(graph):
+        cycle = visit(mod)
+        assert cycle is None, "import cycle: " + " -> ".join(cycle)
