@@ -35,10 +35,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from headwire.cli.agent_cmd import build_agent  # noqa: E402
 from headwire.cli.flags import apply_compat, build_parser  # noqa: E402
 from headwire.cli.session_cmd import Session  # noqa: E402
-from headwire.io.stdio import WireWriter  # noqa: E402
+from headwire.io.writer import WireWriter  # noqa: E402
 from headwire.protocol.messages import JsonDict  # noqa: E402
 from headwire.runtime.models.base import Model, ModelEvent, ModelRequest  # noqa: E402
 from headwire.sdk import Options, ResultMessage  # noqa: E402
@@ -172,12 +171,13 @@ async def overhead_run(turns: int, work: Path, big: bool) -> list[dict[str, floa
     proj = work / "proj"
     proj.mkdir(exist_ok=True)
     devnull = open(os.devnull, "wb")  # noqa: SIM115
-    agent, close = build_agent(args, proj, emit=lambda message: None)
-    timed = TimedModel(agent.model)
-    agent.model = timed
-    session = TimedSession(args, agent, WireWriter(devnull))
-    session.mode = "sdk"
+    session = await TimedSession.open(args, WireWriter(devnull), proj)
+    timed = TimedModel(session.runtime.agent.model)
+    session.runtime.agent.model = timed  # the benchmark's own probe, not the product's wiring
     session.done = asyncio.Event()
+    session.handle_line(  # an SDK session: initialize first (not timed)
+        b'{"type":"control_request","request_id":"i","request":{"subtype":"initialize"}}'
+    )
     worker = asyncio.create_task(session.run_turns())
     rows: list[dict[str, float]] = []
     try:
@@ -209,7 +209,7 @@ async def overhead_run(turns: int, work: Path, big: bool) -> list[dict[str, floa
     finally:
         session.turns.put_nowait(None)
         await worker
-        await close()
+        await session.aclose()
         devnull.close()
     return rows
 
