@@ -118,17 +118,35 @@ def _js_items(value: Mapping[Any, Any]) -> list[tuple[Any, Any]]:
 
 def _needs_exact_numbers(value: Any) -> bool:
     """Whether ``value`` holds a float or an integer orjson or JavaScript would print differently,
-    or an object with array-index keys (which JavaScript reorders)."""
-    if isinstance(value, str) or value is None or isinstance(value, bool):
+    or an object with array-index keys (which JavaScript reorders).
+
+    Called on every message written, so the common types are tested by identity first and a
+    key is matched against the index pattern only when it starts with a digit.
+    """
+    kind = type(value)
+    if kind is str or value is None or kind is bool:
         return False
-    if isinstance(value, int):
+    if kind is int:
         return not (-_MAX_SAFE_INT <= value <= _MAX_SAFE_INT)
-    if isinstance(value, float):
+    if kind is float:
         return True
-    if isinstance(value, Mapping):
-        if any(_is_array_index(k) for k in value):
-            return True
-        return any(_needs_exact_numbers(v) for v in value.values())
+    if kind is dict or isinstance(value, Mapping):
+        for key, item in value.items():
+            if type(key) is str and key[:1].isdigit() and _is_array_index(key):
+                return True
+            if type(item) is not str and _needs_exact_numbers(item):
+                return True
+        return False
+    if kind is list or kind is tuple:
+        return any(type(v) is not str and _needs_exact_numbers(v) for v in value)
+    if isinstance(value, bool | int | float):  # subclasses, e.g. an IntEnum
+        if isinstance(value, bool):
+            return False
+        if isinstance(value, int):
+            return not (-_MAX_SAFE_INT <= value <= _MAX_SAFE_INT)
+        return True
+    if isinstance(value, str):
+        return False
     if isinstance(value, Sequence):
         return any(_needs_exact_numbers(v) for v in value)
     return False
