@@ -30,6 +30,8 @@ from typing import BinaryIO
 
 HIGH_WATER = 64 << 20
 """Bytes buffered for a slow reader before writers wait."""
+BATCH_BYTES = 1 << 20
+"""Frames queued together are written by one ``write`` call, up to this many bytes."""
 _WAIT_SLICE_S = 0.05
 
 
@@ -91,9 +93,11 @@ class WireWriter:
                 self._cond.wait(_WAIT_SLICE_S)
             if self.closed:
                 return
+            idle = not self._queue  # the thread waits only on an empty queue
             self._queue.append(data)
             self._buffered += len(data)
-            self._cond.notify_all()
+            if idle or self._buffered > HIGH_WATER:
+                self._cond.notify_all()
 
     def _write_stream(self, data: bytes) -> None:
         assert self.stream is not None
@@ -130,7 +134,7 @@ class WireWriter:
                     self._cond.wait()
                 if not self._queue:
                     return
-                data = self._queue.popleft()
+                data = self._take()
             try:
                 self._write_all(data)
             except OSError as exc:
@@ -139,6 +143,19 @@ class WireWriter:
             with self._cond:
                 self._buffered -= len(data)
                 self._cond.notify_all()
+
+    def _take(self) -> bytes:
+        """The next frame, joined with the frames queued behind it up to :data:`BATCH_BYTES`
+        (one system call, one wake of this thread, for a burst of small frames)."""
+        data = self._queue.popleft()
+        if not self._queue or len(data) >= BATCH_BYTES:
+            return data
+        parts, size = [data], len(data)
+        while self._queue and size + len(self._queue[0]) <= BATCH_BYTES:
+            part = self._queue.popleft()
+            parts.append(part)
+            size += len(part)
+        return b"".join(parts)
 
     def _write_all(self, data: bytes) -> None:
         view = memoryview(data)
