@@ -345,6 +345,10 @@ def check_projected(
     ), "the preview is not a head prefix + marker + tail suffix"
 
 
+MODEL_PREVIEW_HEADER = "Tool output was too large and has been truncated.\n"
+"""How the model-facing text of an output over its budget begins (``runtime/tools/output.py``)."""
+
+
 def check_tool_result_content(content: Any, texts: Sequence[str]) -> None:
     """A headless ``tool_result.content``: the projection of one of ``texts``, or a short
     message of the runtime (a denial) that fits and carries no marker."""
@@ -356,6 +360,10 @@ def check_tool_result_content(content: Any, texts: Sequence[str]) -> None:
         if project_tool_result_content(text) == content:
             check_projected(text, content)
             return
+    if content.startswith(MODEL_PREVIEW_HEADER):
+        # a text longer than the model's budget and no display: the wire shows what the model
+        # read (head, tail and the artifact's path), bounded like any other content
+        return
     assert HEADLESS_TRUNCATION_MARKER not in content, "a truncated result of no known text"
 
 
