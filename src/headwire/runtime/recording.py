@@ -32,7 +32,8 @@ from typing import IO, Any
 
 from headwire.errors import StorageError
 from headwire.runtime.storage import chats_dir, legacy_chats_dir, private_dir
-from headwire.wire import JsonDecodeError, encode, loads
+from headwire.wire import JsonDecodeError, loads
+from headwire.wire.pieces import encode_pieces
 
 RECORDING_FAILURE_MESSAGE = (
     "Session recording stopped after a write failure. New messages for the affected session "
@@ -128,9 +129,9 @@ class Recorder:
         }
         try:
             file = self._file if self._file is not None else self._open()
-            data = encode(entry)  # a display may be hundreds of MB: no second copy to add "\n"
-            file.write(data)
-            del data
+            # A display may be hundreds of MB: written in pieces, never one bytes copy of it.
+            for piece in encode_pieces(entry):
+                file.write(piece)
             file.write(b"\n")
             file.flush()
         except SessionInUseError as exc:

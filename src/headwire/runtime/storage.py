@@ -22,10 +22,13 @@ import hashlib
 import os
 import re
 import secrets
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Literal
 
+from headwire.runtime.environment import registered_secrets
 from headwire.runtime.redact import redact
+from headwire.wire.pieces import string_pieces
 
 
 def data_dir(env: Mapping[str, str] | None = None) -> Path:
@@ -91,13 +94,56 @@ class ArtifactStore:
         """Write ``data``, registered secrets scrubbed (:func:`headwire.runtime.redact.redact`),
         to a new 0600 file and return its absolute path."""
         data = redact(data)
-        private_dir(self.directory)
-        safe = re.sub(r"[^0-9A-Za-z_-]", "_", tool_name[:64], flags=re.ASCII)
-        path = self.directory / f"{safe}_{secrets.token_hex(6)}.output"
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        path, fd = self._create(tool_name)
         with os.fdopen(fd, "wb") as f:
             f.write(data)
         return path
+
+    def save_text(self, tool_name: str, text: str, surrogates: SurrogateRule = "replace") -> Path:
+        """:meth:`save` of ``text`` as UTF-8 (each surrogate code point as U+FFFD for
+        ``"replace"``, as its own three bytes for ``"pass"``), written a piece at a time: the
+        same file, without a ``bytes`` copy of the whole text.
+
+        Secrets are scrubbed from the text before it is encoded; for secrets that are ASCII
+        (API keys) that is the same as scrubbing the bytes.  Any other registered secret makes
+        it fall back to :meth:`save` of the whole encoding, which scrubs the bytes."""
+        if any(not secret.isascii() for secret in registered_secrets()):
+            return self.save(tool_name, b"".join(_text_pieces(text, surrogates)))
+        text = redact(text)
+        path, fd = self._create(tool_name)
+        with os.fdopen(fd, "wb") as f:
+            for piece in _text_pieces(text, surrogates):
+                f.write(piece)
+        return path
+
+    def _create(self, tool_name: str) -> tuple[Path, int]:
+        private_dir(self.directory)
+        safe = re.sub(r"[^0-9A-Za-z_-]", "_", tool_name[:64], flags=re.ASCII)
+        path = self.directory / f"{safe}_{secrets.token_hex(6)}.output"
+        return path, os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+
+
+SurrogateRule = Literal["replace", "pass"]
+"""How :meth:`ArtifactStore.save_text` writes a surrogate code point: U+FFFD (what Node writes
+for a lone surrogate) or its own three bytes (``surrogatepass``, byte-exact for output that came
+in as surrogate-escaped bytes)."""
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def encode_text(text: str, surrogates: SurrogateRule = "replace") -> bytes:
+    """``text`` as UTF-8 under the ``surrogates`` rule (one code point at a time, so the
+    encoding of a text is the concatenation of the encodings of its slices)."""
+    if surrogates == "pass":
+        return text.encode("utf-8", "surrogatepass")
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATE.sub("\ufffd", text).encode("utf-8")
+
+
+def _text_pieces(text: str, surrogates: SurrogateRule) -> Iterator[bytes]:
+    for piece in string_pieces(text):
+        yield encode_text(piece, surrogates)
 
 
 def chats_dir(root: Path, cwd: Path) -> Path:

@@ -32,13 +32,13 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
 import anyio
-import anyio.to_thread
 import mcp_types as types
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.shared.message import SessionMessage
 
 from headwire.runtime.mcp.large import STREAM_PARSE_BYTES, read_tool_response
 from headwire.runtime.redact import redact
+from headwire.runtime.tools.offload import in_thread
 from headwire.wire import JsonDecodeError, dumps, loads
 
 MAX_MESSAGE_BYTES = 256 * 1024 * 1024
@@ -229,7 +229,9 @@ async def stdio_transport(
 
     async def deliver(line: bytes | bytearray) -> None:
         if len(line) > OFFLOAD_PARSE_BYTES:
-            item = await anyio.to_thread.run_sync(_parse, line)
+            # Not anyio's worker threads: an idle worker keeps its last job's arguments and
+            # result (the line, the parsed result) alive until it is given the next job.
+            item = await in_thread(lambda: _parse(line))
         else:
             item = _parse(line)
         await read_send.send(item)

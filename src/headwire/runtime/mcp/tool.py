@@ -25,14 +25,17 @@ from headwire.runtime.mcp.config import DEFAULT_TIMEOUT_MS
 from headwire.runtime.mcp.results import error_display, error_text, render
 from headwire.runtime.redact import redact
 from headwire.runtime.tools.base import ApprovalMode, ToolContext, ToolKind, ToolOutcome
-from headwire.runtime.tools.output import save_artifact, truncated_envelope, unsaved_envelope
+from headwire.runtime.tools.output import (
+    save_text_artifact,
+    truncated_envelope,
+    unsaved_envelope,
+)
 from headwire.runtime.tools.paths import FAILED, check_args
 from headwire.runtime.tools.shell import OUTPUT_THRESHOLD
 
 MAX_TOOL_NAME_LENGTH = 63
 _SAFE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
 _UNSAFE_CHAR = re.compile(r"[^A-Za-z0-9_-]")
-_LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
 Progress = Callable[[dict[str, Any]], None]
 
 
@@ -98,14 +101,6 @@ def provider_safe_name(name: str) -> str:
 def mcp_tool_name(server: str, tool: str) -> str:
     """The registered name ``mcp__<server>__<tool>`` (provider-safe)."""
     return provider_safe_name(f"mcp__{server}__{tool}")
-
-
-def utf8_bytes(text: str) -> bytes:
-    """``text`` as UTF-8, lone surrogates as U+FFFD (what Node writes)."""
-    try:
-        return text.encode("utf-8")
-    except UnicodeEncodeError:
-        return _LONE_SURROGATE.sub("\ufffd", text).encode("utf-8")
 
 
 def _number(value: float) -> float | int:
@@ -234,11 +229,7 @@ class McpTool:
         llm = rendered.model_text
         artifact = None
         if len(llm) > OUTPUT_THRESHOLD:
-            data = (
-                await asyncio.to_thread(utf8_bytes, llm) if len(llm) > 1 << 20 else utf8_bytes(llm)
-            )
-            artifact, unsaved = await save_artifact(ctx, self.name, data)
-            del data
+            artifact, unsaved = await save_text_artifact(ctx, self.name, llm)  # in pieces
             llm = (
                 truncated_envelope(llm, artifact)
                 if artifact is not None

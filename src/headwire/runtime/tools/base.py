@@ -12,7 +12,7 @@ import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, runtime_checkable
 
 ToolKind = Literal["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "other"]
 """ACP tool kinds; ``edit`` and ``execute`` need approval in the ``default`` mode."""
@@ -25,6 +25,18 @@ class ArtifactSink(Protocol):
 
     def save(self, tool_name: str, data: bytes) -> Path:
         """Write ``data`` to a new artifact file and return its path."""
+        ...
+
+
+@runtime_checkable
+class TextArtifactSink(ArtifactSink, Protocol):
+    """A sink that can also write a text's UTF-8 a piece at a time (no whole ``bytes`` copy);
+    see :meth:`headwire.runtime.storage.ArtifactStore.save_text`."""
+
+    def save_text(
+        self, tool_name: str, text: str, surrogates: Literal["replace", "pass"] = "replace"
+    ) -> Path:
+        """Write ``text`` as UTF-8 to a new artifact file and return its path."""
         ...
 
 

@@ -18,9 +18,11 @@ goes out: the model gets the same preview with the reason instead of a path, and
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from headwire.io.stdio import warn
-from headwire.runtime.tools.base import ArtifactSink, ToolContext, ToolOutcome
+from headwire.runtime.storage import encode_text
+from headwire.runtime.tools.base import ArtifactSink, TextArtifactSink, ToolContext, ToolOutcome
 from headwire.runtime.tools.offload import in_thread
 
 MODEL_TEXT_BUDGET = 25_000
@@ -147,6 +149,32 @@ async def save_artifact(
     return await in_thread(lambda: save_output(ctx.artifacts, tool_name, data))
 
 
+def save_text_output(
+    artifacts: ArtifactSink,
+    tool_name: str,
+    text: str,
+    surrogates: Literal["replace", "pass"] = "replace",
+) -> tuple[Path | None, str | None]:
+    """:func:`save_output` of ``text`` as UTF-8 (a surrogate as U+FFFD, or with ``"pass"`` as
+    its own three bytes), written a piece at a time when the sink can (a long output is never
+    held twice, as text and as bytes)."""
+    if isinstance(artifacts, TextArtifactSink):
+        try:
+            return artifacts.save_text(tool_name, text, surrogates), None
+        except OSError as exc:
+            reason = f"{type(exc).__name__}: {exc}"
+            warn(f"headwire: could not save the full output of {tool_name}: {reason}")
+            return None, reason
+    return save_output(artifacts, tool_name, encode_text(text, surrogates))
+
+
+async def save_text_artifact(
+    ctx: ToolContext, tool_name: str, text: str
+) -> tuple[Path | None, str | None]:
+    """:func:`save_text_output` (surrogates as U+FFFD) off the event loop."""
+    return await in_thread(lambda: save_text_output(ctx.artifacts, tool_name, text))
+
+
 def model_text(tool_name: str, outcome: ToolOutcome, artifacts: ArtifactSink) -> str:
     """The model-facing text of ``outcome``: whole up to :data:`MODEL_TEXT_BUDGET` characters,
     else :func:`char_preview` pointing at the artifact (the tool's own, or the whole text saved
@@ -156,7 +184,7 @@ def model_text(tool_name: str, outcome: ToolOutcome, artifacts: ArtifactSink) ->
         return text
     path, reason = outcome.artifact, None
     if path is None:
-        path, reason = save_output(artifacts, tool_name, text.encode("utf-8", "surrogatepass"))
+        path, reason = save_text_output(artifacts, tool_name, text, "pass")
         if path is not None:
             outcome.artifact = path
     return too_large_text(char_preview(text), path, reason, upstream_envelope=False)
