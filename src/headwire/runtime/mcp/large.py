@@ -26,6 +26,7 @@ from typing import Any
 
 import orjson
 
+from headwire.runtime.mcp.long_strings import read_long_strings
 from headwire.runtime.mcp.results import TextRunFolder
 
 __all__ = ["STREAM_PARSE_BYTES", "read_tool_response"]
@@ -51,8 +52,9 @@ def read_tool_response(line: bytes | bytearray) -> dict[str, Any] | None:
     by the SDK's own parser (JSON these parsers do not read exactly as it does).
 
     A line of few objects (about one per KiB or less: a few long texts) is parsed whole with
-    orjson, whose tree then costs little more than the line; a line of many objects is parsed
-    incrementally with ijson, so the blocks never exist all at once.
+    orjson, whose tree then costs little more than the line, its long strings apart from it
+    (:mod:`headwire.runtime.mcp.long_strings`: a ``bytearray`` line is then emptied); a line of
+    many objects is parsed incrementally with ijson, so the blocks never exist all at once.
     """
     if _LONG_DIGITS.search(line) is not None:
         return None
@@ -68,10 +70,13 @@ def _foldable(result: dict[str, Any]) -> bool:
 
 
 def _read_whole(line: bytes | bytearray) -> dict[str, Any] | None:
-    try:
-        root = orjson.loads(line)
-    except orjson.JSONDecodeError:  # e.g. an escaped lone surrogate, an integer over 64 bits
-        return None
+    # A line of a few very long texts: read without the parser's copy of it, and emptied.
+    root = read_long_strings(line) if isinstance(line, bytearray) else None
+    if root is None:
+        try:
+            root = orjson.loads(line)
+        except orjson.JSONDecodeError:  # e.g. an escaped lone surrogate, an integer over 64 bits
+            return None
     if not isinstance(root, dict):
         return None
     result = root.get("result")

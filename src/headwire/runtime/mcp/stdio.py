@@ -125,6 +125,7 @@ def _parse(line: bytes | bytearray) -> SessionMessage | Exception:
     UTF-8 included, never comes back as an exception.
     """
     adapter = types.jsonrpc_message_adapter
+    head = bytes(line[:512])  # a large line may be consumed (emptied) as it is read
     try:
         if len(line) > STREAM_PARSE_BYTES:
             folded = read_tool_response(line)
@@ -134,7 +135,7 @@ def _parse(line: bytes | bytearray) -> SessionMessage | Exception:
     except ValueError as exc:
         error: Exception = exc
     try:
-        value = loads(line, replace_invalid=True)
+        value = loads(line, replace_invalid=True) if line else None
     except JsonDecodeError as exc:
         error, value = exc, None
     if value is not None:
@@ -142,7 +143,7 @@ def _parse(line: bytes | bytearray) -> SessionMessage | Exception:
             return SessionMessage(adapter.validate_python(value, by_name=False))
         except ValueError as exc:
             error = exc
-    match = _RESPONSE_ID.match(bytes(line[:512]))
+    match = _RESPONSE_ID.match(head)
     if match is None:
         return error
     reason = f"the server sent a line that is not JSON-RPC ({_first_line(error)})"
@@ -227,13 +228,16 @@ async def stdio_transport(
     write_send, write_recv = anyio.create_memory_object_stream[SessionMessage](0)
     writer_done = anyio.Event()
 
-    async def deliver(line: bytes | bytearray) -> None:
-        if len(line) > OFFLOAD_PARSE_BYTES:
+    async def deliver(box: list[bytes | bytearray]) -> None:
+        """Parse the one line in ``box`` and pass the message on.  The line leaves the box as
+        it is parsed, so no frame holds it once it is read: a large one is gone before the
+        session sees its message (and the tool renders it)."""
+        if len(box[0]) > OFFLOAD_PARSE_BYTES:
             # Not anyio's worker threads: an idle worker keeps its last job's arguments and
             # result (the line, the parsed result) alive until it is given the next job.
-            item = await in_thread(lambda: _parse(line))
+            item = await in_thread(lambda: _parse(box.pop()))
         else:
-            item = _parse(line)
+            item = _parse(box.pop())
         await read_send.send(item)
 
     async def reader() -> None:
@@ -251,9 +255,10 @@ async def stdio_transport(
                             partial = bytearray()
                         else:
                             line = chunk[start:end] if start or end < len(chunk) else chunk
-                        if _NOT_BLANK.search(line):
-                            await deliver(line)
+                        box = [line] if _NOT_BLANK.search(line) else []
                         del line
+                        if box:
+                            await deliver(box)
                         start = end
                     partial += memoryview(chunk)[start:]
                     if len(partial) > MAX_MESSAGE_BYTES:
@@ -261,7 +266,8 @@ async def stdio_transport(
                         await read_send.send(ValueError(message))
                         return
                 if _NOT_BLANK.search(partial):
-                    await deliver(partial)
+                    box, partial = [partial], bytearray()
+                    await deliver(box)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
             pass
         finally:
