@@ -60,6 +60,19 @@ def test_many_small_mcp_blocks_cost_their_bytes(tmp_path: Path) -> None:
     )
 
 
+def test_one_long_mcp_text_costs_twice_its_bytes(tmp_path: Path) -> None:
+    """One text block of 32 MB: the parser's copy of the line (orjson's, the SDK's) made it
+    three times the line; the line is now read without it and freed before the text is
+    joined, and the artifact and the recording are written in pieces (twice the line)."""
+    size = 32 * MB
+    control = mcp_peak(tmp_path / "one", 1, 50)
+    peak = mcp_peak(tmp_path / "long", 1, size)
+    assert peak - control <= 2.4 * size / MB + 10, (
+        f"one text block of {size // MB} MB: peak RSS {peak:.0f} MiB, "
+        f"{peak - control:.0f} MiB over a short one"
+    )
+
+
 @pytest.mark.parametrize("kind", ["binary"])
 def test_binary_shell_output_costs_its_bytes(tmp_path: Path, kind: str) -> None:
     size = 16 * MB

@@ -49,3 +49,21 @@ def test_an_unreadable_response_answers_its_request_with_an_error() -> None:
 def test_an_unreadable_request_or_line_without_id_stays_an_exception() -> None:
     assert isinstance(_parse(b'{"jsonrpc":"2.0","id":4,"method":"ping","params":'), Exception)
     assert isinstance(_parse(b"garbage"), Exception)
+
+
+def test_a_large_line_read_apart_and_emptied_still_answers_its_request() -> None:
+    """A line of a long text is consumed as it is read (its bytes freed early): a valid one is
+    the message, one the SDK then refuses still answers its request instead of waiting."""
+    text = "abc\\n\\u00e9\\ud83d\\ude00" * 200_000  # 4.6 MB of escapes and characters
+    good = bytearray(b'{"jsonrpc":"2.0","id":5,"result":{"content":[{"type":"text","text":"')
+    good += text.encode() + b'"}]}}'
+    parsed = _parse(good)
+    assert isinstance(parsed, SessionMessage) and not good  # read, and its bytes gone
+    assert isinstance(parsed.message, types.JSONRPCResponse)
+    assert parsed.message.result["content"][0]["text"] == json.loads(f'"{text}"')
+    bad = bytearray(b'{"jsonrpc":"2.0","id":6,"result":"' + text.encode() + b'"}')
+    parsed = _parse(bad)
+    assert isinstance(parsed, SessionMessage) and not bad
+    error = parsed.message
+    assert isinstance(error, types.JSONRPCError) and error.id == 6
+    assert error.error.code == types.PARSE_ERROR and "not JSON-RPC" in error.error.message
