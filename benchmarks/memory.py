@@ -11,7 +11,9 @@ tool's processes are not counted):
 * ``mcp-line``: an MCP result that is one text block of ``--line-mb`` MB (default 200): one
   200 MB line;
 * ``shell-binary``: ``run_shell_command`` printing ``--binary-mb`` MiB of random bytes
-  (default 64, the shell's capture cap).
+  (default 64, the shell's capture cap), the first one NUL (so it is binary by upstream's
+  sniff of the first 512 bytes in every run, not only in the 87% of runs where random bytes
+  hold a NUL there).
 
 The raw tool output is what the tool wrote: the MCP response line, the shell's stdout bytes.
 Target: peak RSS at most 2 x raw + 100 MB.  ``--src`` runs another checkout's code (e.g. the
@@ -60,8 +62,8 @@ def cases(options: argparse.Namespace, tmp: Path) -> dict[str, Case]:
     blocks = max(1, options.blocks_mb * MB // options.block_bytes)
     binary = tmp / "binary.bin"
     if "shell-binary" in options.cases:
-        with binary.open("wb") as f:
-            f.write(os.urandom(options.binary_mb * MB))
+        with binary.open("wb") as f:  # a NUL first: binary by upstream's sniff, every run
+            f.write(b"\0" + os.urandom(options.binary_mb * MB - 1))
     return {
         "mcp-blocks": Case(
             "mcp-blocks",

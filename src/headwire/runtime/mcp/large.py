@@ -8,7 +8,9 @@ C backend) and each ``result.content`` block, as soon as it is complete, goes to
 :class:`~headwire.runtime.mcp.results.TextRunFolder`, which folds runs of plain text blocks
 into one block as they stream: only the folded list is ever held, and the SDK validates a
 handful of blocks instead of one model per block.  A line of a few long texts is parsed whole
-by orjson (one copy of each text) and folded the same way.
+by orjson and folded the same way, its long strings decoded apart from the line
+(:mod:`headwire.runtime.mcp.long_strings`), which is emptied before they are joined: the line
+and its text, never the parser's copy of the line as well.
 
 Folding changes nothing anyone sees: rendering joins adjacent text parts with ``\\n`` either
 way (:func:`~headwire.runtime.mcp.results.render`, a property test checks it).  It is only
