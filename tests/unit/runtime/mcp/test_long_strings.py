@@ -15,10 +15,9 @@ from hypothesis import strategies as st
 from headwire.runtime.mcp import long_strings
 from headwire.runtime.mcp.long_strings import read_long_strings
 
-ATOMS = [
-    "a", "xyz", "é", "日本", "😀", "\u2028", " ",
-    "\\n", "\\t", '\\"', "\\\\", "\\/", "\\u0041", "\\u00e9", "\\ud83d\\ude00", "\\\\\\\\",
-]  # fmt: skip
+CHARACTERS = ["a", "xyz", "é", "日本", "😀", "\u2028", " "]
+ESCAPES = ["\\n", "\\t", '\\"', "\\\\", "\\/", "\\u0041", "\\u00e9", "\\ud83d\\ude00", "\\\\\\\\"]
+ATOMS = CHARACTERS + ESCAPES
 """Pieces of a JSON string literal's body: characters and escapes."""
 BAD = ["\\ud800", "\\udc00x", "\x01", "\\q", "\\xff"]
 """What no JSON parser of the SDK's kind reads: a lone surrogate escape, a control character,
