@@ -293,12 +293,51 @@ class TurnStats:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ModelCost:
+    """One model's share of a session: its usage and, when its price is known, what it cost.
+
+    ``cost_usd`` is ``None`` when the model has no price (``costUSD: null`` on the wire, never
+    ``0``); ``context_window`` and ``max_output_tokens`` are ``None`` when unknown.
+    """
+
+    usage: Usage
+    cost_usd: float | None
+    context_window: int | None = None
+    max_output_tokens: int | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunCost:
+    """What a session has cost so far, every model call counted (subagents' too), cumulative
+    across its turns and across ``--resume`` (the result's ``total_cost_usd`` and
+    ``modelUsage``).
+
+    ``total_usd`` is the sum of the models' costs, ``None`` as soon as one model that was used
+    has no price; ``by_model`` keeps the order in which the models were first used.
+    """
+
+    total_usd: float | None = 0.0
+    by_model: tuple[tuple[str, ModelCost], ...] = ()
+
+
+Limit = Literal["turns", "budget", "duration"]
+"""Which run limit ended a turn: ``--max-session-turns``/``--max-turns``,
+``--max-budget-usd``, ``--max-duration``."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class TurnFinished:
     """The turn ended (exactly once per :class:`TurnStarted`).
 
     ``error`` is ``None`` on success, else the message of the error ``result``; ``subtype`` is
-    ``success`` or an upstream error subtype (``error_during_execution``, ``error_max_turns``);
-    ``cancelled`` is set when the turn was cancelled (an interrupt or a signal).
+    ``success`` or an error subtype (``error_during_execution``, ``error_max_turns``,
+    ``error_max_budget_usd``, ``error_max_structured_output_retries``); ``cancelled`` is set
+    when the turn was cancelled (an interrupt or a signal); ``limit`` names the run limit that
+    ended it.  ``text`` is the answer, or on an error the last answer text the turn produced
+    (the partial answer).  ``stop_reason``: why the last model call stopped (``end_turn``,
+    ``tool_use``, ``max_tokens``, ``refusal``), ``None`` when no call finished.
+    ``structured`` says whether ``structured_output`` holds the value that matched
+    ``--json-schema``.  ``cost`` is the session's running total.
     """
 
     text: str
@@ -308,6 +347,11 @@ class TurnFinished:
     duration_ms: int
     stats: TurnStats
     cancelled: bool = False
+    limit: Limit | None = None
+    stop_reason: str | None = None
+    structured: bool = False
+    structured_output: Any = None
+    cost: RunCost = field(default_factory=RunCost)
     parent: str | None = None
 
 
@@ -361,9 +405,12 @@ __all__ = [
     "Broadcast",
     "Event",
     "EventSink",
+    "Limit",
     "ModelCallFinished",
     "ModelCallStarted",
+    "ModelCost",
     "RecordingDegraded",
+    "RunCost",
     "SessionInfo",
     "SubagentFailed",
     "SubagentFinished",

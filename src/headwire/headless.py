@@ -41,6 +41,23 @@ def usage_of(usage: ev.Usage, *, total_if_reported: bool = False) -> JsonDict:
     return m.usage_dict(usage.input_tokens, usage.output_tokens, usage.cached_tokens, total)
 
 
+def model_usage_of(cost: ev.RunCost) -> JsonDict:
+    """``modelUsage``: Claude Code's per-model totals (``costUSD`` ``null`` when unpriced)."""
+    return {
+        name: {
+            "inputTokens": c.usage.input_tokens,
+            "outputTokens": c.usage.output_tokens,
+            "cacheReadInputTokens": c.usage.cached_tokens,
+            "cacheCreationInputTokens": c.usage.cache_write_tokens,
+            "webSearchRequests": 0,
+            "costUSD": c.cost_usd,
+            "contextWindow": c.context_window,
+            "maxOutputTokens": c.max_output_tokens,
+        }
+        for name, c in cost.by_model
+    }
+
+
 def json_stats(stats: ev.TurnStats) -> JsonDict:
     """JSON mode's ``result.stats``: per model and per tool (Qwen Code's layout)."""
     u = stats.usage
@@ -112,7 +129,7 @@ class HeadlessEmitter:
         new_uuid: Callable[[], str],
         out: Out,
         *,
-        json_stats: bool = False,
+        json_stats: bool = True,
     ) -> None:
         self.session_id = session_id
         self.new_uuid = new_uuid
@@ -328,9 +345,17 @@ class HeadlessEmitter:
         self.out(self.result(e))
 
     def result(self, e: ev.TurnFinished) -> JsonDict:
-        """The terminal ``result`` message of a turn."""
+        """The terminal ``result`` message of a turn: ``usage`` is the main agent's in this
+        turn; ``stats`` as JSON mode has it (in every mode); the session's running cost."""
         usage = usage_of(e.stats.usage, total_if_reported=True)
         stats = json_stats(e.stats) if self.json_stats else None
+        run = m.run_fields(
+            stop_reason=e.stop_reason,
+            total_cost_usd=e.cost.total_usd,
+            model_usage=model_usage_of(e.cost),
+            structured=e.structured,
+            structured_output=e.structured_output,
+        )
         if e.error is None:
             return m.result_success(
                 uuid=self.new_uuid(),
@@ -342,6 +367,7 @@ class HeadlessEmitter:
                 usage=usage,
                 permission_denials=self.permission_denials,
                 stats=stats,
+                run=run,
             )
         return m.result_error(
             uuid=self.new_uuid(),
@@ -354,6 +380,23 @@ class HeadlessEmitter:
             message=e.error,
             subtype=e.subtype,
             stats=stats,
+            partial=e.text,
+            run=run,
+        )
+
+    def error_result(self, message: str, model: str, cost: ev.RunCost) -> JsonDict:
+        """An error ``result`` that ends a turn which never ran (a rejected input line): zero
+        stats (for ``model``), the session's running cost."""
+        return self.result(
+            ev.TurnFinished(
+                text="",
+                error=message,
+                subtype="error_during_execution",
+                num_turns=0,
+                duration_ms=0,
+                stats=ev.TurnStats(model=model),
+                cost=cost,
+            )
         )
 
 
@@ -376,4 +419,4 @@ _HANDLERS: dict[type, Callable[[HeadlessEmitter, ev.Event], None]] = {
 abandoned calls) have no headless message of their own."""
 
 
-__all__ = ["HeadlessEmitter", "json_stats", "usage_of"]
+__all__ = ["HeadlessEmitter", "json_stats", "model_usage_of", "usage_of"]

@@ -17,7 +17,8 @@ module performs what it decides.  After ``initialize`` the client calls:
   where it stopped;
 * ``session/prompt`` ``{sessionId, prompt}``: one agent turn; text deltas, thoughts and tool
   calls stream as ``session/update``; the answer is ``{stopReason}`` (``end_turn``,
-  ``cancelled``, ``max_turn_requests``); a model failure is an error response;
+  ``cancelled``, ``max_turn_requests``, ``max_tokens``, ``refusal``: :func:`prompt_response`); a
+  model failure is an error response;
 * ``session/set_mode`` ``{sessionId, modeId}``: the approval mode;
 * ``session/cancel`` (notification): stops the running prompt, its tool too (the shell's
   process group is killed), and that prompt answers ``cancelled``.
@@ -115,6 +116,23 @@ _MODE_IDS = frozenset(mode for mode, _, _ in MODES)
 _PIPE_BYTES = 1 << 20
 """Pipe capacity asked for on stdout (Linux caps it at ``/proc/sys/fs/pipe-max-size``)."""
 _SHUTDOWN_WAIT_S = 10.0
+
+
+def prompt_response(finished: ev.TurnFinished) -> dict[str, Any]:
+    """``session/prompt``'s answer for a turn that ended (not cancelled).
+
+    An answer is ``end_turn``, or ``max_tokens``/``refusal`` when the model's last call stopped
+    for that reason; a run limit (turns, ``--max-budget-usd``, ``--max-duration``) is
+    ``max_turn_requests``, as claude-agent-acp maps Claude Code's limits; a model failure or a
+    bug is a JSON-RPC error carrying its message.
+    """
+    if finished.error is None:
+        if finished.stop_reason in ("max_tokens", "refusal"):
+            return {"stopReason": finished.stop_reason}
+        return {"stopReason": "end_turn"}
+    if finished.limit is not None:
+        return {"stopReason": "max_turn_requests"}
+    raise rpc.RpcError(rpc.INTERNAL_ERROR, finished.error or "the turn failed")
 
 
 class AcpServer:
@@ -404,12 +422,7 @@ class AcpServer:
         error = task.exception()
         if error is not None:
             raise error
-        finished = task.result()
-        if finished.error is None:
-            return {"stopReason": "end_turn"}
-        if finished.subtype == "error_max_turns":
-            return {"stopReason": "max_turn_requests"}
-        raise rpc.RpcError(rpc.INTERNAL_ERROR, finished.error or "the turn failed")
+        return prompt_response(task.result())
 
     def _close_open_calls(self, session: AcpSession) -> None:
         """Answer the tool calls a stopped turn left open (``failed``)."""

@@ -15,6 +15,7 @@ the progress view (:mod:`headwire.cli.progress`) is subscribed too, before the e
 from __future__ import annotations
 
 import argparse
+import asyncio
 import sys
 import uuid
 from collections.abc import Callable
@@ -33,6 +34,8 @@ from headwire.cli.build import (
 )
 from headwire.cli.dual import DualOutput, open_dual_output
 from headwire.cli.flags import apply_compat, build_parser, check_new_session_id
+from headwire.cli.parsing import Parser
+from headwire.cli.result_guard import ResultGuard, output_format_of
 from headwire.errors import ExitCode, UsageError
 from headwire.events import Event, RecordingDegraded, TurnFinished
 from headwire.headless import HeadlessEmitter
@@ -41,7 +44,7 @@ from headwire.io.signals import run_cancellable
 from headwire.io.stdio import warn
 from headwire.io.writer import WireWriter
 from headwire.protocol.messages import JsonDict
-from headwire.runtime.agent import AskPermission
+from headwire.runtime.agent import CANCELLED_MESSAGE, AskPermission
 from headwire.transports import HeadlessTransport, make_transport
 
 if TYPE_CHECKING:
@@ -73,10 +76,11 @@ def note_recording_failure(event: Event) -> None:
 
 
 def exit_code(finished: TurnFinished) -> int:
-    """The process exit code of a one-shot run that ended with ``finished``."""
+    """The process exit code of a one-shot run that ended with ``finished`` (the README's
+    exit-code matrix; a signal's 130/143 is decided by :func:`run_cancellable`)."""
     if finished.error is None:
         return ExitCode.OK
-    return ExitCode.TURN_LIMIT if finished.subtype == "error_max_turns" else ExitCode.ERROR
+    return ExitCode.TURN_LIMIT if finished.limit is not None else ExitCode.ERROR
 
 
 async def open_headless_runtime(
@@ -89,6 +93,7 @@ async def open_headless_runtime(
     dual: DualOutput | None,
     ask: AskPermission | None,
     first: Callable[[Runtime], None] | None = None,
+    guard: ResultGuard | None = None,
 ) -> Runtime:
     """A session's runtime whose events reach ``transport`` (and the Dual Output sidecar);
     ``first`` subscribes consumers that must see each event before the headless emitter (the
@@ -98,6 +103,8 @@ async def open_headless_runtime(
         first(runtime)
 
     def deliver(message: JsonDict) -> None:
+        if guard is not None:
+            guard.seen(message)
         out = transport.feed(message)
         writer.write(out.stdout)
         if out.stderr:
@@ -105,10 +112,7 @@ async def open_headless_runtime(
         if dual is not None:
             dual.emit(message)
 
-    json_stats = args.output_format == "json"
-    runtime.events.subscribe(
-        HeadlessEmitter(plan.session_id, _new_uuid, deliver, json_stats=json_stats)
-    )
+    runtime.events.subscribe(HeadlessEmitter(plan.session_id, _new_uuid, deliver))
     runtime.events.subscribe(note_recording_failure)
     return runtime
 
@@ -128,11 +132,37 @@ def _progress(args: argparse.Namespace) -> tuple[list[TerminalProgress], Callabl
 
 
 async def run_once(
-    args: argparse.Namespace, prompt: str | None, writer: WireWriter, transport: HeadlessTransport
+    args: argparse.Namespace,
+    prompt: str | None,
+    writer: WireWriter,
+    transport: HeadlessTransport,
+    guard: ResultGuard | None = None,
 ) -> int:
-    """One prompt (or, with ``prompt=None``, the interactive REPL)."""
+    """One prompt (or, with ``prompt=None``, the interactive REPL); a run that ends before its
+    turn could still ends with one result (``guard``, :mod:`headwire.cli.result_guard`)."""
+    guard = guard if guard is not None else ResultGuard("text")
+    try:
+        return await _run_once(args, prompt, writer, transport, guard)
+    except asyncio.CancelledError:
+        guard.fail(CANCELLED_MESSAGE, writer.write)
+        raise
+    except UsageError:
+        raise  # run_agent ends it (exit code 2)
+    except Exception as exc:
+        guard.fail(f"Internal error: {type(exc).__name__}: {exc}", writer.write)
+        raise
+
+
+async def _run_once(
+    args: argparse.Namespace,
+    prompt: str | None,
+    writer: WireWriter,
+    transport: HeadlessTransport,
+    guard: ResultGuard,
+) -> int:
     cwd = Path.cwd()
     plan = plan_session(args, cwd)
+    guard.session_id = plan.session_id
     try:
         dual = open_dual_output(args, plan.session_id, lambda: approval_mode(args), writer)
     except DualOutputError as exc:
@@ -150,6 +180,7 @@ async def run_once(
             dual=dual,
             ask=dual.ask if dual is not None else None,
             first=first,
+            guard=guard,
         )
     except BaseException:
         if dual is not None:
@@ -209,18 +240,36 @@ async def _run_repl(
 
 
 def run_agent(argv: list[str]) -> int:
-    """Parse ``argv`` and run one headless session; returns the exit code."""
+    """Parse ``argv`` and run one headless session; returns the exit code.
+
+    In JSON and stream-JSON modes a failure before the turn (bad flags included) still ends
+    with one error ``result`` on stdout (:mod:`headwire.cli.result_guard`)."""
     parser = build_parser()
+    guard = ResultGuard("text" if "--acp" in argv else output_format_of(argv))
+    try:
+        return _run_agent(parser, argv, guard)
+    except SystemExit as exc:
+        if exc.code == ExitCode.USAGE:
+            guard.fail(parser.last_error or "invalid command line")
+        raise
+
+
+def _run_agent(parser: Parser, argv: list[str], guard: ResultGuard) -> int:
     args = parser.parse_args(argv)
     apply_compat(args)
+    guard.output_format = "text" if args.acp else args.output_format
+    guard.session_id = args.resume or args.session_id
+    from headwire.cli.contract_flags import prepare_contract
     from headwire.cli.permission_flags import policy_from_args
     from headwire.cli.settings_apply import prepare
 
     try:
         prepare(args, Path.cwd())
         policy_from_args(args, Path.cwd())  # permission rules are checked before anything runs
+        prepare_contract(args, Path.cwd())
     except UsageError as exc:
         warn(f"headwire: {exc}")
+        guard.fail(str(exc))
         return ExitCode.USAGE
     from headwire.runtime.storage import data_dir
 
@@ -234,7 +283,7 @@ def run_agent(argv: list[str]) -> int:
             parser.error("--input-format stream-json requires --output-format stream-json")
         from headwire.cli.session_cmd import run_session
 
-        return run_session(args)
+        return run_session(args, guard)
     writer = WireWriter()
     try:
         interactive = (
@@ -254,9 +303,10 @@ def run_agent(argv: list[str]) -> int:
             except DualOutputError as exc:
                 raise UsageError(str(exc)) from None
         transport = make_transport(args.output_format, args.include_partial_messages)
-        return run_cancellable(run_once(args, prompt, writer, transport))
+        return run_cancellable(run_once(args, prompt, writer, transport, guard))
     except UsageError as exc:
         warn(f"headwire: {exc}")
+        guard.fail(str(exc), None if writer.closed else writer.write)
         return ExitCode.USAGE
     except KeyboardInterrupt:
         warn("headwire: interrupted")

@@ -31,7 +31,7 @@ from headwire.io.stdio import warn
 from headwire.runtime.agent import Agent, AgentConfig, AskPermission
 from headwire.runtime.agents.definitions import load_agents
 from headwire.runtime.agents.tool import AgentTool
-from headwire.runtime.models.base import Model
+from headwire.runtime.models.base import Model, Usage
 from headwire.runtime.record_events import RecordingSubscriber
 from headwire.runtime.recording import (
     Recorder,
@@ -49,10 +49,18 @@ Closer = Callable[[], Awaitable[None]]
 
 @dataclass(frozen=True, slots=True)
 class SessionPlan:
-    """Which session a run continues: its id and the conversation recorded so far."""
+    """Which session a run continues: its id, the conversation recorded so far and the usage
+    per model its last result saved (the cost totals go on from there)."""
 
     session_id: str
     conversation: list[dict[str, Any]] = field(default_factory=list)
+    usage: dict[str, Usage] = field(default_factory=dict)
+
+
+def _resumed(session_id: str, path: Path) -> SessionPlan:
+    from headwire.runtime.meter import recorded_usage
+
+    return SessionPlan(session_id, conversation_of(path), recorded_usage(path))
 
 
 def plan_session(args: argparse.Namespace, cwd: Path, root: Path | None = None) -> SessionPlan:
@@ -61,11 +69,11 @@ def plan_session(args: argparse.Namespace, cwd: Path, root: Path | None = None) 
     try:
         if getattr(args, "resume", None):
             path = find_session(root, cwd, args.resume)
-            return SessionPlan(args.resume, conversation_of(path))
+            return _resumed(args.resume, path)
         if getattr(args, "continue_", False):
             latest = latest_session(root, cwd)
             if latest is not None:
-                return SessionPlan(latest.stem, conversation_of(latest))
+                return _resumed(latest.stem, latest)
     except RecordingError as exc:
         raise UsageError(str(exc)) from None
     return SessionPlan(getattr(args, "session_id", None) or str(uuid.uuid4()))
@@ -176,6 +184,7 @@ async def build_runtime(
     ``acp_servers``: the ``mcpServers`` an ACP client sent (then the settings files and
     ``--mcp-config`` are not read).
     """
+    from headwire.cli.contract_flags import contract_config
     from headwire.cli.permission_flags import core_names, policy_from_args
     from headwire.cli.project_trust import project_agents_dir
     from headwire.cli.settings_apply import apply_settings, inline_agents, settings_for
@@ -189,6 +198,7 @@ async def build_runtime(
     model = build_model(args)
     closers: list[Closer] = [lambda: close_model(model)]
     try:
+        contract = contract_config(args, model, settings.model_pricing, plan.usage)
         policy = policy_from_args(args, cwd)
         core = core_names(args)
         options = ToolOptions(
@@ -230,6 +240,7 @@ async def build_runtime(
         # context files are text for the model, read in every folder as upstream does; the
         # permission rules decide whatever it then asks for
         context_text=load_context(cwd, root, settings.context_file_names, note=warn),
+        **contract,
     )
     try:
         recorder = Recorder(root, cwd, plan.session_id)  # checks the id; locks a resumed one

@@ -1,10 +1,12 @@
 """``headwire [options] [prompt]``: the headless agent.
 
-Flags follow Qwen Code's spelling so scripts written for it run unchanged.  Exit codes:
-``0`` success; ``1`` the run ended with an error result (model failure, cancelled); ``2`` bad
-flags or input (argparse); ``53`` ``--max-session-turns`` reached; ``130`` interrupted by
-SIGINT, ``143`` stopped by SIGTERM (the running turn is cancelled first: its error ``result``
-is emitted and recorded, its tool's process group and the MCP servers are stopped).
+Flags follow Qwen Code's spelling so scripts written for it run unchanged.  Exit codes (the
+README's matrix): ``0`` success; ``1`` the run ended with an error result (model failure, no
+answer matching ``--json-schema``, a bug); ``2`` bad flags or input, found before the run;
+``53`` a run limit was reached (``--max-session-turns``/``--max-turns``, ``--max-budget-usd``,
+``--max-duration``); ``130`` interrupted by SIGINT, ``143`` stopped by SIGTERM (the running turn
+is cancelled first: its error ``result`` is emitted and recorded, its tool's process group and
+the MCP servers are stopped).
 """
 
 from __future__ import annotations
@@ -33,6 +35,17 @@ def seconds(text: str) -> float:
         raise argparse.ArgumentTypeError(
             f"must be more than 0 and at most {MAX_TIMEOUT_S:.0f} seconds, not {text!r}"
         )
+    return value
+
+
+def dollars(text: str) -> float:
+    """``--max-budget-usd``: a finite amount of US dollars above 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an amount of dollars") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a number of dollars above 0, not {text!r}")
     return value
 
 
@@ -90,7 +103,7 @@ def split_list(values: list[str] | None) -> list[str]:
     return out
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser() -> Parser:
     """The agent's flags (Qwen Code's names)."""
     p = Parser(
         prog="headwire",
@@ -202,6 +215,29 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="stop with exit code 53 after N model calls in the session (-1: no limit; "
         "setting model.maxSessionTurns)",
+    )
+    p.add_argument(
+        "--max-budget-usd",
+        type=dollars,
+        metavar="USD",
+        help="stop with exit code 53 (result error_max_budget_usd) before the first model call "
+        "once this run has spent USD dollars (prices: docs/cli.md; the call that crosses it is "
+        "the last)",
+    )
+    p.add_argument(
+        "--max-duration",
+        type=seconds,
+        metavar="SECONDS",
+        help="stop a turn (the running step is cancelled) with exit code 53 after SECONDS of "
+        "wall-clock time (result error_during_execution)",
+    )
+    p.add_argument(
+        "--json-schema",
+        metavar="SCHEMA|FILE",
+        help="the final answer must be JSON matching this JSON Schema (JSON text, a file, or "
+        "@FILE); the value goes to the result's structured_output, an invalid answer is sent "
+        "back to the model twice at most, then the run ends with "
+        "error_max_structured_output_retries",
     )
     p.add_argument(
         "--settings",
@@ -411,11 +447,9 @@ CLAUDE_MODES = {
 IGNORED_CLAUDE_FLAGS = (
     "--setting-sources",
     "--tools",
-    "--max-budget-usd",
     "--permission-prompt-tool",
     "--plugin-dir",
     "--effort",
-    "--json-schema",
     "--thinking",
     "--betas",
     "--task-budget",

@@ -74,8 +74,12 @@ class Parser(argparse.ArgumentParser):
             return f"unexpected argument {words[0]!r}" if words else message
         return message.removeprefix("argument ")
 
+    last_error: str | None = None
+    """The one line of the last :meth:`error` (a stream-JSON startup failure result says it)."""
+
     def error(self, message: str) -> NoReturn:
         """Print one line (no usage block) and exit with :attr:`ExitCode.USAGE`."""
         prog = self.prog
-        sys.stderr.write(f"{prog}: {self.friendly(message)}; see '{prog} --help'\n")
+        self.last_error = self.friendly(message)
+        sys.stderr.write(f"{prog}: {self.last_error}; see '{prog} --help'\n")
         sys.exit(ExitCode.USAGE)

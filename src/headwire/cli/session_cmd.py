@@ -39,6 +39,7 @@ from typing import Any, cast
 
 from headwire.cli.build import Runtime, build_runtime, plan_session
 from headwire.cli.flags import CLAUDE_MODES
+from headwire.cli.result_guard import ResultGuard
 from headwire.errors import ExitCode, ProtocolError, UsageError
 from headwire.events import Event, RecordingDegraded
 from headwire.headless import HeadlessEmitter
@@ -118,6 +119,7 @@ class Session:
         self.input_closed = False
         self.usage_totals = {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0}
         self._runtime: Runtime | None = None
+        self.emitter: HeadlessEmitter | None = None
 
     @classmethod
     async def open(
@@ -128,7 +130,8 @@ class Session:
         session = cls(args, writer, plan.session_id, claude_compat=claude_compat)
         runtime = await build_runtime(args, cwd, plan, ask=session.ask_permission)
         session._runtime = runtime
-        runtime.events.subscribe(HeadlessEmitter(plan.session_id, _new_uuid, session.send))
+        session.emitter = HeadlessEmitter(plan.session_id, _new_uuid, session.send)
+        runtime.events.subscribe(session.emitter)
         runtime.events.subscribe(session._on_event)
         return session
 
@@ -157,18 +160,14 @@ class Session:
             warn(f"headwire: session recording disabled: {event.reason}")
 
     def _error_result(self, text: str) -> None:
-        self.send(
-            m.result_error(
-                uuid=_new_uuid(),
-                session_id=self.control.session_id,
-                duration_ms=0,
-                duration_api_ms=0,
-                num_turns=0,
-                usage=m.usage_dict(0, 0),
-                permission_denials=[],
-                message=text,
-            )
-        )
+        """The error ``result`` of a turn that never ran (the session's running cost on it)."""
+        if self.emitter is None or self._runtime is None:
+            from headwire.cli.result_guard import failure_result
+
+            self.send(failure_result(text, self.control.session_id))
+            return
+        agent = self.runtime.agent
+        self.send(self.emitter.error_result(text, agent.model.name, agent.config.meter.snapshot()))
 
     def perform(self, actions: list[sc.Action]) -> None:
         """Carry out what the control protocol decided."""
@@ -451,12 +450,21 @@ def _claude_client(args: argparse.Namespace) -> bool:
     return bool(args.verbose) or os.environ.get("CLAUDE_CODE_ENTRYPOINT", "").startswith("sdk")
 
 
-def run_session(args: argparse.Namespace) -> int:
-    """Run a persistent session; returns the exit code."""
+def run_session(args: argparse.Namespace, guard: ResultGuard | None = None) -> int:
+    """Run a persistent session; returns the exit code.  A session that cannot start ends with
+    one error ``result`` (``guard``)."""
     writer = WireWriter()
+    guard = guard if guard is not None else ResultGuard("stream-json")
 
     async def main() -> int:
-        session = await Session.open(args, writer, Path.cwd(), claude_compat=_claude_client(args))
+        try:
+            session = await Session.open(
+                args, writer, Path.cwd(), claude_compat=_claude_client(args)
+            )
+        except asyncio.CancelledError:
+            guard.fail("Operation cancelled.", writer.write)
+            raise
+        guard.done = True  # from here on every turn (and bad line) ends with its own result
         try:
             return await session.run(stdin_fd())
         finally:
@@ -467,6 +475,7 @@ def run_session(args: argparse.Namespace) -> int:
         return run_cancellable(main())
     except UsageError as exc:
         warn(f"headwire: {exc}")
+        guard.fail(str(exc), writer.write)
         return ExitCode.USAGE
     except KeyboardInterrupt:
         warn(f"headwire: interrupted after {time.monotonic() - started:.1f} s")

@@ -139,6 +139,28 @@ def user_message(
     }
 
 
+def run_fields(
+    *,
+    stop_reason: str | None,
+    total_cost_usd: float | None,
+    model_usage: JsonDict,
+    structured: bool = False,
+    structured_output: Any = None,
+) -> JsonDict:
+    """Claude Code's fields of a turn's ``result``, which the claude SDKs read, in the order
+    headwire appends them after Qwen Code's: ``stop_reason``, ``total_cost_usd`` (the session's
+    running total, ``null`` when a model used has no price), ``modelUsage`` and, when
+    ``--json-schema`` was given and matched, ``structured_output``."""
+    fields: JsonDict = {
+        "stop_reason": stop_reason,
+        "total_cost_usd": total_cost_usd,
+        "modelUsage": model_usage,
+    }
+    if structured:
+        fields["structured_output"] = structured_output
+    return fields
+
+
 def result_success(
     *,
     uuid: str,
@@ -150,8 +172,11 @@ def result_success(
     usage: JsonDict,
     permission_denials: list[JsonDict],
     stats: JsonDict | None = None,
+    run: JsonDict | None = None,
 ) -> JsonDict:
-    """The terminal ``result`` of a successful turn (``stats`` in JSON mode only)."""
+    """The terminal ``result`` of a successful turn: Qwen Code's fields in its order, then
+    ``stats`` (Qwen Code writes it in JSON mode; headwire in every mode that asks) and the
+    :func:`run_fields`."""
     message: JsonDict = {
         "type": "result",
         "subtype": "success",
@@ -167,6 +192,8 @@ def result_success(
     }
     if stats is not None:
         message["stats"] = stats
+    if run is not None:
+        message.update(run)
     return message
 
 
@@ -182,12 +209,16 @@ def result_error(
     message: str,
     subtype: str = "error_during_execution",
     stats: JsonDict | None = None,
+    partial: str | None = None,
+    run: JsonDict | None = None,
 ) -> JsonDict:
-    """The terminal ``result`` of a failed turn: no ``result`` field, ``error.message`` instead.
+    """The terminal ``result`` of a failed turn: ``error.message`` (Qwen Code's field).
 
     ``errors`` (``[message]``) follows ``error``: Claude Code's error results carry it and the
     TypeScript ``@anthropic-ai/claude-agent-sdk`` maps over it unconditionally, so without it
-    that client crashes on every error result.  Qwen Code 0.24.4 writes only ``error``.
+    that client crashes on every error result.  Qwen Code 0.24.4 writes only ``error``.  Then
+    ``result``, the partial answer (the last answer text the turn produced, when there is one),
+    and the :func:`run_fields`.
     """
     out: JsonDict = {
         "type": "result",
@@ -205,6 +236,10 @@ def result_error(
         out["stats"] = stats
     out["error"] = {"message": message}
     out["errors"] = [message]
+    if partial:
+        out["result"] = partial
+    if run is not None:
+        out.update(run)
     return out
 
 

@@ -14,12 +14,22 @@ Each tool result exists three times and they are never confused: the *model-faci
 The loop has a suspension point before every model call and every tool call, so a turn that is
 cancelled (an interrupt, a signal, a client's cancel) stops there even when the model and the
 tools answer without waiting.
+
+Every turn ends with exactly one :class:`~headwire.events.TurnFinished`, whatever ends it (the
+run contract, README "Exit codes"): an answer (``success``; with ``--json-schema`` only one that
+validates, :mod:`headwire.runtime.structured`), the turn limit (``error_max_turns``), the
+budget (``error_max_budget_usd``, checked before each model call, so the call that crosses it
+is the last), the wall-clock limit (``error_during_execution``, the running step cancelled), no
+valid structured answer (``error_max_structured_output_retries``), a model error, a bug
+(``error_during_execution``), or a cancellation (published, then re-raised).  Each model call's
+usage goes to the session's :class:`~headwire.runtime.meter.Meter` (subagents' too).
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
+import traceback
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -29,6 +39,8 @@ from typing import Any
 from headwire import events as ev
 from headwire.boundary import EXECUTION_DENIED
 from headwire.errors import RunLimitError
+from headwire.io.stdio import warn
+from headwire.runtime.meter import Meter
 from headwire.runtime.models.base import (
     Finished,
     Model,
@@ -41,8 +53,9 @@ from headwire.runtime.models.base import (
 )
 from headwire.runtime.permissions import Decision
 from headwire.runtime.policy import Policy
-from headwire.runtime.prompt import build_system_prompt
+from headwire.runtime.prompt import build_system_prompt, prompt_suffix
 from headwire.runtime.redact import redact_outcome
+from headwire.runtime.structured import StructuredOutput, StructuredOutputFailed
 from headwire.runtime.tools.base import ApprovalMode, ArtifactSink, Tool, ToolContext, ToolOutcome
 from headwire.runtime.tools.output import model_text
 from headwire.runtime.tools.toolset import missing_tool_message
@@ -61,6 +74,25 @@ AskPermission = Callable[[Tool, str, dict[str, Any]], Awaitable[Decision]]
 
 class TurnLimitExceeded(RunLimitError):
     """``--max-session-turns`` was reached."""
+
+
+class BudgetExceeded(RunLimitError):
+    """``--max-budget-usd`` was reached (or can no longer be kept: a model has no price)."""
+
+
+def budget_message(budget: float, spent: float) -> str:
+    """The error result's message when the budget stops a turn."""
+    return (
+        f"Reached --max-budget-usd {budget:g}: this run spent ${spent:.6f}. Resume the session "
+        "with a larger budget to go on."
+    )
+
+
+def duration_message(seconds: float) -> str:
+    """The error result's message when ``--max-duration`` stops a turn."""
+    return (
+        f"Reached --max-duration {seconds:g} s: the turn was stopped. Resume the session to go on."
+    )
 
 
 @dataclass(slots=True)
@@ -88,6 +120,14 @@ class AgentConfig:
     """``system/init``'s ``mcp_servers``: the live ``[{"name", "status"}]`` of the servers."""
     context_text: str = ""
     """The context files (QWEN.md, AGENTS.md) as joined by :mod:`headwire.runtime.context_files`."""
+    meter: Meter = field(default_factory=Meter)
+    """The session's usage and cost, shared by reference with subagents."""
+    max_budget_usd: float | None = None
+    """``--max-budget-usd``: no model call starts once this process has spent this much."""
+    max_duration_s: float | None = None
+    """``--max-duration``: the wall-clock limit of one turn."""
+    structured: StructuredOutput | None = None
+    """``--json-schema``: the main agent's final answers must match it."""
 
     @property
     def approval_mode(self) -> ApprovalMode:
@@ -112,6 +152,24 @@ DEFAULT_SYSTEM_PROMPT = (
     "You are headwire, a headless coding agent. Use the tools to inspect and change the "
     "workspace, then answer concisely."
 )
+
+
+@dataclass(slots=True)
+class _Turn:
+    """What a running turn has produced so far (read when it ends, however it ends)."""
+
+    num_turns: int = 0
+    last_text: str = ""
+    streaming: list[str] = field(default_factory=list)
+    """The text deltas of the model call streaming now (the partial answer if it is cut)."""
+    stop_reason: str | None = None
+    corrections: int = 0
+    structured: bool = False
+    value: Any = None
+
+    def partial_text(self) -> str:
+        """The answer so far: the call cut off mid-stream, else the last call's text."""
+        return "".join(self.streaming) or self.last_text
 
 
 @dataclass(slots=True)
@@ -210,40 +268,85 @@ class Agent:
         """Run one user prompt to its :class:`~headwire.events.TurnFinished` (also published)."""
         started = time.monotonic()
         stats = _Stats()
+        turn = _Turn()
         self.cancelled.clear()
         self.events(ev.TurnStarted(info=self.session_info()))
         self._prompt(prompt)
-        num_turns = 0
-        last_text = ""
         error: str | None = None
         subtype = "error_during_execution"
+        limit: ev.Limit | None = None
+        deadline = asyncio.timeout(self.config.max_duration_s)
         try:
-            while True:
-                if 0 <= self.config.max_session_turns <= self.session_turns:
-                    subtype = "error_max_turns"
-                    raise TurnLimitExceeded(MAX_TURNS_MESSAGE)
-                self.session_turns += 1
-                num_turns += 1
-                calls, last_text = await self._model_call(stats)
-                if not calls:
-                    break
-                await self._run_calls(calls, stats)
+            async with deadline:
+                await self._loop(turn, stats)
         except TurnLimitExceeded as exc:
-            error = str(exc)
+            error, subtype, limit = str(exc), "error_max_turns", "turns"
+        except BudgetExceeded as exc:
+            error, subtype, limit = str(exc), "error_max_budget_usd", "budget"
+        except StructuredOutputFailed as exc:
+            error, subtype = str(exc), "error_max_structured_output_retries"
         except ModelError as exc:
             error = exc.message
             stats.errors += 1
         except asyncio.CancelledError:
             self._abandon_open_calls()
-            self.events(
-                self._finished(
-                    started, stats, num_turns, last_text, CANCELLED_MESSAGE, subtype, True
-                )
-            )
+            self.events(self._finished(started, stats, turn, CANCELLED_MESSAGE, subtype, True))
             raise
-        finished = self._finished(started, stats, num_turns, last_text, error, subtype, False)
+        except TimeoutError as exc:
+            if not deadline.expired():
+                error = self._internal_error(exc)
+            else:
+                self._abandon_open_calls()
+                error, limit = duration_message(self.config.max_duration_s or 0), "duration"
+        except Exception as exc:  # a bug must still end the turn with its result
+            error = self._internal_error(exc)
+        finished = self._finished(started, stats, turn, error, subtype, False, limit)
         self.events(finished)
         return finished
+
+    async def _loop(self, turn: _Turn, stats: _Stats) -> None:
+        """Model calls and tool calls until an answer (that validates, with ``--json-schema``)."""
+        structured = self.config.structured
+        while True:
+            self._check_limits()
+            self.session_turns += 1
+            turn.num_turns += 1
+            calls, turn.last_text = await self._model_call(stats, turn)
+            if calls:
+                await self._run_calls(calls, stats)
+                continue
+            if structured is None:
+                return
+            verdict = structured.check(turn.last_text)
+            if verdict.ok:
+                turn.structured, turn.value = True, verdict.value
+                return
+            turn.corrections += 1
+            if turn.corrections > structured.retries:
+                raise StructuredOutputFailed(structured.failure(verdict.problem))
+            self._prompt(structured.feedback(verdict.problem))
+
+    def _check_limits(self) -> None:
+        """Before a model call: the turn limit, then the budget."""
+        if 0 <= self.config.max_session_turns <= self.session_turns:
+            raise TurnLimitExceeded(MAX_TURNS_MESSAGE)
+        budget = self.config.max_budget_usd
+        if budget is None:
+            return
+        meter = self.config.meter
+        spent = meter.spent_usd()
+        if spent is None:
+            raise BudgetExceeded(
+                f"Cannot keep to --max-budget-usd {budget:g}: {', '.join(meter.unpriced())} has "
+                "no price; add it to modelPricing in settings."
+            )
+        if spent >= budget:
+            raise BudgetExceeded(budget_message(budget, spent))
+
+    @staticmethod
+    def _internal_error(exc: BaseException) -> str:
+        warn("headwire: the turn failed:\n" + "".join(traceback.format_exception(exc)))
+        return f"Internal error: {type(exc).__name__}: {exc}"
 
     async def run_subtask(self, prompt: str) -> tuple[str, int]:
         """Run a subagent's task to its final text; returns ``(text, tool_uses)``.
@@ -255,10 +358,9 @@ class Agent:
         self._prompt(prompt)
         text = ""
         while True:
-            if 0 <= self.config.max_session_turns <= self.session_turns:
-                raise TurnLimitExceeded(MAX_TURNS_MESSAGE)
+            self._check_limits()  # a subagent stops at the budget too
             self.session_turns += 1
-            calls, text = await self._model_call(stats)
+            calls, text = await self._model_call(stats, _Turn())
             if not calls:
                 return text, stats.tool_calls
             await self._run_calls(calls, stats)
@@ -295,31 +397,43 @@ class Agent:
         self,
         started: float,
         stats: _Stats,
-        num_turns: int,
-        last_text: str,
+        turn: _Turn,
         error: str | None,
         subtype: str,
         cancelled: bool,
+        limit: ev.Limit | None = None,
     ) -> ev.TurnFinished:
+        text = turn.partial_text() if error is not None else turn.last_text
+        if turn.structured and error is None:
+            text = encode(turn.value).decode()
         return ev.TurnFinished(
-            text=last_text,
+            text=text,
             error=error,
             subtype="success" if error is None else subtype,
-            num_turns=num_turns,
+            num_turns=turn.num_turns,
             duration_ms=int((time.monotonic() - started) * 1000),
             stats=stats.frozen(self.model.name),
             cancelled=cancelled,
+            limit=limit if error is not None else None,
+            stop_reason=turn.stop_reason,
+            structured=turn.structured and error is None,
+            structured_output=turn.value if error is None else None,
+            cost=self.config.meter.snapshot(),
         )
 
     # -- the model call ---------------------------------------------------------------------
 
     def _system_prompt(self) -> str:
-        return build_system_prompt(
+        prompt = build_system_prompt(
             self.config.system_prompt,
             self.config.context_text,
             self.config.append_system_prompt,
             default=DEFAULT_SYSTEM_PROMPT,
         )
+        structured = self.config.structured
+        if structured is not None and self.parent is None:  # the main agent's answer only
+            prompt = (prompt + prompt_suffix(structured.instructions())).removeprefix("\n\n---\n\n")
+        return prompt
 
     def _tool_schemas(self) -> list[dict[str, Any]]:
         return [
@@ -334,8 +448,9 @@ class Agent:
             for t in self.tools.values()
         ]
 
-    async def _model_call(self, stats: _Stats) -> tuple[list[ToolCall], str]:
-        """One model call; publishes its events and returns its tool calls and text."""
+    async def _model_call(self, stats: _Stats, turn: _Turn) -> tuple[list[ToolCall], str]:
+        """One model call; publishes its events and returns its tool calls and text (the text
+        streams into ``turn.streaming`` meanwhile; its usage goes to the meter)."""
         await asyncio.sleep(0)  # a suspension point: a cancelled turn stops here
         parent = self.parent
         model_name = self.model.name
@@ -346,9 +461,10 @@ class Agent:
             ev.ModelCallStarted(message_id=self.new_uuid(), model=model_name, parent=parent)
         )
         calls: list[ToolCall] = []
-        text_parts: list[str] = []
+        text_parts = turn.streaming = []
         thinking_parts: list[str] = []
         usage = Usage()
+        stop_reason: str | None = None
         call_started = time.monotonic()
         stats.requests += 1
         try:
@@ -369,10 +485,14 @@ class Agent:
                     )
                 elif isinstance(event, Finished):
                     usage = event.usage or Usage()
+                    stop_reason = event.stop_reason
         finally:
             stats.api_ms += int((time.monotonic() - call_started) * 1000)
         stats.usage = stats.usage + usage
+        self.config.meter.add(str(getattr(self.model, "answered_by", model_name)), usage)
+        turn.stop_reason = stop_reason or ("tool_use" if calls else "end_turn")
         text = "".join(text_parts)
+        turn.streaming = []
         assistant: dict[str, Any] = {"role": "assistant", "content": text or None}
         if thinking_parts:
             assistant["reasoning_content"] = "".join(thinking_parts)

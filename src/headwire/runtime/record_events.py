@@ -19,7 +19,9 @@ read back):
 * deltas of a model call that never finished (cancelled or failed mid-stream) ->
   ``partial_assistant`` (``content``, ``reasoning_content``, ``chunks``; no ``message``: the
   conversation never kept them), written when the turn or the subagent ends;
-* :class:`~headwire.events.TurnFinished` -> ``result``.
+* :class:`~headwire.events.TurnFinished` -> ``result`` (its ``subtype``, the turn's ``usage``,
+  and the session's running ``total_cost_usd`` and ``model_usage`` per model, from which a
+  resumed session's totals go on, :func:`headwire.runtime.meter.recorded_usage`).
 
 ``chunks`` is ``[[kind, [size, ...]], ...]``: runs of deltas of one ``kind`` (``"thinking"``
 or ``"text"``) in stream order, each ``size`` the number of characters of one delta, so
@@ -42,6 +44,17 @@ from headwire.protocol.messages import usage_dict
 from headwire.runtime.recording import RECORDING_FAILURE_MESSAGE, Recorder
 
 Chunks = list[list[Any]]
+
+
+def _usage_record(usage: ev.Usage) -> dict[str, int]:
+    """A usage as ``model_usage`` keeps it (read back by ``usage_from_record``)."""
+    return {
+        "input_tokens": usage.input_tokens,
+        "output_tokens": usage.output_tokens,
+        "cache_read_input_tokens": usage.cached_tokens,
+        "cache_creation_input_tokens": usage.cache_write_tokens,
+        "total_tokens": usage.total_tokens,
+    }
 
 
 class _Stream:
@@ -131,6 +144,7 @@ class RecordingSubscriber:
         elif isinstance(event, ev.TurnFinished):
             for parent in list(self._streams):
                 self._flush_partial(parent)
+            u = event.stats.usage
             self._record(
                 event.parent,
                 "result",
@@ -138,6 +152,10 @@ class RecordingSubscriber:
                 result=event.text,
                 error=event.error,
                 num_turns=event.num_turns,
+                subtype=event.subtype,
+                usage=usage_dict(u.input_tokens, u.output_tokens, u.cached_tokens, u.total_tokens),
+                total_cost_usd=event.cost.total_usd,
+                model_usage={name: _usage_record(c.usage) for name, c in event.cost.by_model},
             )
 
     def _flush_partial(self, parent: str | None) -> None:

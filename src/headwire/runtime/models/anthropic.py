@@ -44,6 +44,7 @@ from headwire.runtime.models.base import (
     ThinkingDelta,
     ToolCall,
     Usage,
+    stop_reason_of,
 )
 from headwire.runtime.models.http_base import (
     Prepared,
@@ -224,7 +225,8 @@ class AnthropicModel(StreamingHttpModel):
             raise self.dropped()
         if state.calls and state.thinking:
             self._remember(state.calls[0].call_id, state.thinking)
-        return [*state.calls, Finished(_usage(state.usage) if state.usage else None)]
+        usage = _usage(state.usage) if state.usage else None
+        return [*state.calls, Finished(usage, stop_reason_of(state.stop_reason))]
 
     def _apply(self, state: _State, kind: str, data: dict[str, Any]) -> list[ModelEvent]:
         if kind == "content_block_delta":

@@ -41,9 +41,46 @@ class ToolCall:
 
 @dataclass(frozen=True, slots=True)
 class Finished:
-    """End of one model call, with the usage the provider reported (if any)."""
+    """End of one model call, with the usage the provider reported (if any) and why the model
+    stopped (:func:`stop_reason_of`: ``end_turn``, ``tool_use``, ``max_tokens``, ``refusal``;
+    ``None`` when the provider did not say)."""
 
     usage: Usage | None = None
+    stop_reason: str | None = None
+
+
+_STOP_REASONS = {
+    # OpenAI chat completions
+    "stop": "end_turn",
+    "tool_calls": "tool_use",
+    "function_call": "tool_use",
+    "length": "max_tokens",
+    "content_filter": "refusal",
+    # Anthropic messages
+    "end_turn": "end_turn",
+    "stop_sequence": "end_turn",
+    "pause_turn": "end_turn",
+    "tool_use": "tool_use",
+    "max_tokens": "max_tokens",
+    "model_context_window_exceeded": "max_tokens",
+    "refusal": "refusal",
+    # Gemini
+    "STOP": "end_turn",
+    "MAX_TOKENS": "max_tokens",
+    "SAFETY": "refusal",
+    "RECITATION": "refusal",
+    "PROHIBITED_CONTENT": "refusal",
+    "BLOCKLIST": "refusal",
+    "SPII": "refusal",
+    "IMAGE_SAFETY": "refusal",
+}
+
+
+def stop_reason_of(raw: str | None) -> str | None:
+    """A provider's finish reason in Claude Code's words: ``end_turn``, ``tool_use``,
+    ``max_tokens`` (the answer was cut at the output limit) or ``refusal`` (the provider's
+    safety system stopped it); ``None`` for a reason with no equivalent."""
+    return _STOP_REASONS.get(raw) if raw else None
 
 
 ModelEvent = TextDelta | ThinkingDelta | ToolCall | Finished

@@ -44,6 +44,7 @@ from headwire.runtime.models.base import (
     ThinkingDelta,
     ToolCall,
     Usage,
+    stop_reason_of,
 )
 from headwire.runtime.models.gemini_convert import convert_contents, convert_tools
 from headwire.runtime.models.http_base import (
@@ -216,7 +217,8 @@ class GeminiModel(StreamingHttpModel):
             if not state.said_something and not state.calls:
                 raise self._error(f"Gemini ended the answer without content ({state.finish})")
             self._note(f"the answer ended with finishReason {state.finish}")
-        return [*state.calls, Finished(_usage(state.usage) if state.usage else None)]
+        usage = _usage(state.usage) if state.usage else None
+        return [*state.calls, Finished(usage, stop_reason_of(state.finish))]
 
     def _apply(self, state: _State, chunk: Any, raw: str) -> list[ModelEvent]:
         if not isinstance(chunk, dict):

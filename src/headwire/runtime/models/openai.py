@@ -51,6 +51,7 @@ from headwire.runtime.models.base import (
     ThinkingDelta,
     ToolCall,
     Usage,
+    stop_reason_of,
 )
 from headwire.runtime.models.http_base import (
     Prepared,
@@ -383,7 +384,7 @@ class OpenAIModel(StreamingHttpModel):
                 ]
         if held:
             events.append(TextDelta(held))
-        return [*events, *calls, Finished(state.usage)]
+        return [*events, *calls, Finished(state.usage, stop_reason_of(state.finish_reason))]
 
     def _settle_calls(self, state: _StreamState) -> list[ToolCall]:
         calls: list[ToolCall] = []

@@ -5,6 +5,9 @@ A script is JSON Lines (or one JSON array); each entry answers one model call, i
 ``{"text": "done"}``, ``{"thinking": "...", "text": "..."}``,
 ``{"tool": "run_shell_command", "args": {...}}``, ``{"tools": [{"name": ..., "args": ...}]}``,
 ``{"error": "message"}`` (the call fails), ``{"delay_s": 0.5, ...}`` (sleep before answering).
+Any entry may add ``"usage": {"input_tokens": N, "output_tokens": M, "cache_read_input_tokens":
+K}`` (the call's reported usage; default 11 in, 3 out) and ``"stop_reason"`` (``max_tokens``,
+``refusal``: why the answer stopped; default ``end_turn``, or ``tool_use`` with calls).
 
 Entries are used in order by every model call of the process (a subagent's calls included); a
 resumed session starts after the assistant turns it already recorded.
@@ -35,6 +38,9 @@ from headwire.runtime.models.base import (
 from headwire.wire import loads
 
 BUILTIN_SCRIPTS = ("demo", "big-output", "done")
+_USAGE_KEYS = ("input_tokens", "output_tokens", "cache_read_input_tokens")
+DEFAULT_USAGE = Usage(input_tokens=11, output_tokens=3, cached_tokens=0, total_tokens=14)
+"""What each scripted call reports when its entry gives no ``usage``."""
 TEXT_CHUNK = 80
 """Characters per streamed text delta."""
 
@@ -75,9 +81,17 @@ def parse_script(text: str, source: str = "<script>") -> list[dict[str, Any]]:
             for t in tools
         ):
             raise ScriptError(f"{source}:{lineno}: tools must be objects with a name and args")
-        for key in ("text", "thinking", "error"):
+        for key in ("text", "thinking", "error", "stop_reason"):
             if key in entry and not isinstance(entry[key], str):
                 raise ScriptError(f"{source}:{lineno}: {key} must be a string")
+        usage = entry.get("usage", {})
+        if not isinstance(usage, dict) or not all(
+            k in _USAGE_KEYS and isinstance(v, int) and not isinstance(v, bool) and v >= 0
+            for k, v in usage.items()
+        ):
+            raise ScriptError(
+                f"{source}:{lineno}: usage must map {', '.join(_USAGE_KEYS)} to counts"
+            )
         turns.append({**entry, "tools": tools})
     return turns
 
@@ -124,4 +138,24 @@ class ScriptedModel:
             yield ToolCall(
                 f"call_scripted_{index + 1}_{n}", tool["name"], dict(tool.get("args", {}))
             )
-        yield Finished(Usage(input_tokens=11, output_tokens=3, cached_tokens=0, total_tokens=14))
+        yield Finished(_usage(turn.get("usage")), _stop(turn))
+
+
+def _usage(raw: Any) -> Usage:
+    if not raw:
+        return DEFAULT_USAGE
+    inputs, outputs = int(raw.get("input_tokens", 0)), int(raw.get("output_tokens", 0))
+    cached = int(raw.get("cache_read_input_tokens", 0))
+    return Usage(
+        input_tokens=inputs,
+        output_tokens=outputs,
+        cached_tokens=cached,
+        total_tokens=inputs + outputs,
+    )
+
+
+def _stop(turn: dict[str, Any]) -> str:
+    reason = turn.get("stop_reason")
+    if isinstance(reason, str) and reason:
+        return reason
+    return "tool_use" if turn["tools"] else "end_turn"
