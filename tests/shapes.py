@@ -14,6 +14,17 @@ from typing import Any
 SAMPLES = Path(__file__).resolve().parent / "data" / "upstream"
 OPAQUE = {"stats", "tools", "slash_commands", "agents", "mcp_servers", "input", "goal_state"}
 """Fields whose inner layout is product-specific (tool lists, metrics, tool arguments)."""
+RESULT_ADDITIONS = ("stats", "stop_reason", "total_cost_usd", "modelUsage", "structured_output")
+"""Keys a turn's ``result`` may carry after Qwen Code's (``stats``, which Qwen Code writes in
+JSON mode only, in every mode; Claude Code's run fields).  Shape comparisons leave them out on
+both sides; ``tests/unit/test_result_order.py`` checks they follow upstream's keys, in order."""
+
+
+def without_additions(message: Any) -> Any:
+    """``message`` without the :data:`RESULT_ADDITIONS` when it is a ``result``."""
+    if isinstance(message, dict) and message.get("type") == "result":
+        return {k: v for k, v in message.items() if k not in RESULT_ADDITIONS}
+    return message
 
 
 def shape(value: Any, key: str | None = None) -> Any:
@@ -50,8 +61,10 @@ def message_shapes(stdout: bytes) -> list[Any]:
     if not stripped:
         return []
     if stripped.startswith("["):
-        return [shape(m) for m in json.loads(stripped)]
-    return _collapse_deltas([shape(json.loads(line)) for line in text.splitlines() if line.strip()])
+        return [shape(without_additions(m)) for m in json.loads(stripped)]
+    return _collapse_deltas(
+        [shape(without_additions(json.loads(line))) for line in text.splitlines() if line.strip()]
+    )
 
 
 def upstream_shapes() -> dict[str, list[Any]]:

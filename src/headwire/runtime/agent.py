@@ -490,7 +490,7 @@ class Agent:
             stats.api_ms += int((time.monotonic() - call_started) * 1000)
         stats.usage = stats.usage + usage
         self.config.meter.add(str(getattr(self.model, "answered_by", model_name)), usage)
-        turn.stop_reason = stop_reason or ("tool_use" if calls else "end_turn")
+        turn.stop_reason = "tool_use" if calls else (stop_reason or "end_turn")
         text = "".join(text_parts)
         turn.streaming = []
         assistant: dict[str, Any] = {"role": "assistant", "content": text or None}

@@ -136,9 +136,9 @@ def test_usage_counts_cache_reads_and_writes() -> None:
     }
     with FakeAnthropic([{"text": "a", "usage": usage}, {"text": "b", "usage": None}, {}]) as fake:
         first, second, third = (ok(make(fake.base_url)) for _ in range(3))
-    assert first[-1] == Finished(Usage(125, 7, 100, 132, 20))
-    assert second[-1] == Finished(None)
-    assert third[-1] == Finished(Usage(11, 3, 0, 14))
+    assert first[-1] == Finished(Usage(125, 7, 100, 132, 20), "end_turn")
+    assert second[-1] == Finished(None, "end_turn")
+    assert third[-1] == Finished(Usage(11, 3, 0, 14), "end_turn")
 
 
 def test_thinking_is_shown_and_sent_back_with_its_signature() -> None:

@@ -179,8 +179,8 @@ def test_usage_metadata() -> None:
     }
     with FakeGemini([{"text": "a", "usage": usage}, {"text": "b", "usage": None}]) as fake:
         first, second = ok(make(fake.base_url)), ok(make(fake.base_url))
-    assert first[-1] == Finished(Usage(100, 12, 60, 112))
-    assert second[-1] == Finished(None)
+    assert first[-1] == Finished(Usage(100, 12, 60, 112), "end_turn")
+    assert second[-1] == Finished(None, "end_turn")
 
 
 def test_429_waits_for_the_retry_info_delay() -> None:
@@ -278,5 +278,5 @@ def test_an_answer_as_a_json_array_is_read() -> None:
         _, error = run(make(fake.base_url, max_retries=0))
     assert text_of(events) == "Read."
     assert [(e.name, e.args) for e in events if isinstance(e, ToolCall)] == [("read_file", {})]
-    assert events[-1] == Finished(Usage(3, 2, 0, 5))
+    assert events[-1] == Finished(Usage(3, 2, 0, 5), "end_turn")
     assert error is not None and error.message == "Connection closed mid-stream"

@@ -117,9 +117,9 @@ def test_usage_from_final_chunk() -> None:
         [{"text": "a"}, {"text": "b", "usage": usage}, {"text": "c", "usage": None}]
     ) as f:
         first, second, third = (ok(make_model(f.base_url)) for _ in range(3))
-    assert first[-1] == Finished(Usage(11, 3, 0, 14))
-    assert second[-1] == Finished(Usage(100, 5, 40, 105))
-    assert third[-1] == Finished(None)
+    assert first[-1] == Finished(Usage(11, 3, 0, 14), "end_turn")
+    assert second[-1] == Finished(Usage(100, 5, 40, 105), "end_turn")
+    assert third[-1] == Finished(None, "end_turn")
 
 
 def test_tool_call_with_fragmented_arguments() -> None:
@@ -130,7 +130,10 @@ def test_tool_call_with_fragmented_arguments() -> None:
     with FakeOpenAI([reply]) as fake:
         events = ok(make_model(fake.base_url), request(TOOLS))
         assert fake.requests[0]["tools"] == TOOLS
-    assert events == [ToolCall("call_abc", "read_file", args), Finished(Usage(11, 3, 0, 14))]
+    assert events == [
+        ToolCall("call_abc", "read_file", args),
+        Finished(Usage(11, 3, 0, 14), "tool_use"),
+    ]
 
 
 def test_text_then_several_tool_calls_in_index_order() -> None:

@@ -84,14 +84,14 @@ def test_ollama_reasoning() -> None:
     events = replay("ollama-reasoning.sse")
     assert thinking_of(events) == "The user wants a greeting."
     assert text_of(events) == "Hello!"
-    assert events[-1] == Finished(Usage(18, 25, 0, 43))
+    assert events[-1] == Finished(Usage(18, 25, 0, 43), "end_turn")
 
 
 def test_llamacpp_reasoning_content() -> None:
     events = replay("llamacpp-reasoning-content.sse")
     assert thinking_of(events) == "Count to three."
     assert text_of(events) == "1, 2, 3"
-    assert events[-1] == Finished(Usage(10, 12, 0, 22))  # usage inside the finish chunk
+    assert events[-1] == Finished(Usage(10, 12, 0, 22), "end_turn")  # usage inside the finish chunk
 
 
 def test_deepseek_reasoning_cache_usage() -> None:
@@ -99,7 +99,7 @@ def test_deepseek_reasoning_cache_usage() -> None:
     kinds = [type(e).__name__ for e in events]
     assert kinds == ["ThinkingDelta", "TextDelta", "Finished"]
     assert thinking_of(events) == "Simple." and text_of(events) == "Yes."
-    assert events[-1] == Finished(Usage(120, 9, 64, 129))
+    assert events[-1] == Finished(Usage(120, 9, 64, 129), "end_turn")
 
 
 # -- tool-call arguments split in any way ----------------------------------------------------
@@ -111,7 +111,7 @@ def test_vllm_split_tool_arguments() -> None:
         ("chatcmpl-tool-1a2b", "read_file", {"path": "src/main.py", "limit": 20}),
         ("chatcmpl-tool-3c4d", "run_shell_command", {"command": "ls -la été"}),
     ]
-    assert events[-1] == Finished(Usage(310, 41, 0, 351))
+    assert events[-1] == Finished(Usage(310, 41, 0, 351), "tool_use")
 
 
 def test_tool_call_without_index() -> None:
@@ -128,7 +128,7 @@ def test_ollama_tool_calls_same_index() -> None:
         ("call_a8k2", "read_file", {"path": "a.txt"}),
         ("call_q1z9", "read_file", {"path": "b.txt"}),
     ]
-    assert events[-1] == Finished(None)  # this server sent no usage
+    assert events[-1] == Finished(None, "end_turn")  # this server sent no usage
 
 
 def test_cumulative_tool_arguments() -> None:
@@ -153,7 +153,7 @@ def test_missing_finish_reason_tool_call() -> None:
 
 def test_no_usage() -> None:
     events = replay("no-usage.sse")
-    assert text_of(events) == "Sure." and events[-1] == Finished(None)
+    assert text_of(events) == "Sure." and events[-1] == Finished(None, "end_turn")
 
 
 def test_raw_unicode_line_separators() -> None:
@@ -177,7 +177,7 @@ def test_text_tool_call_hermes() -> None:
     ((call_id, name, args),) = calls_of(events)
     assert (name, args) == ("read_file", {"path": "a.txt"}) and call_id.startswith("call_")
     assert text_of(events) == "I will read the file."
-    assert events[-1] == Finished(Usage(50, 30, 0, 80))
+    assert events[-1] == Finished(Usage(50, 30, 0, 80), "end_turn")
     first_call = next(i for i, e in enumerate(events) if isinstance(e, ToolCall))
     assert all(isinstance(e, TextDelta) for e in events[:first_call])
 
@@ -267,7 +267,7 @@ def test_a_json_answer_instead_of_a_stream_is_read() -> None:
         events = ok(OpenAIModel(fake.base_url, KEY, "m"))
     assert text_of(events) == "Reading."
     assert calls_of(events) == [("call_j", "read_file", {"path": "x"})]
-    assert events[-1] == Finished(Usage(7, 2, 0, 9))
+    assert events[-1] == Finished(Usage(7, 2, 0, 9), "tool_use")
 
 
 def test_a_server_rejecting_stream_options_is_asked_again_without() -> None:
