@@ -160,6 +160,9 @@ class _Turn:
 
     num_turns: int = 0
     last_text: str = ""
+    """The last model call's text (a successful turn's answer, empty when it had none)."""
+    said: str = ""
+    """The last text any model call of the turn produced."""
     streaming: list[str] = field(default_factory=list)
     """The text deltas of the model call streaming now (the partial answer if it is cut)."""
     stop_reason: str | None = None
@@ -168,8 +171,8 @@ class _Turn:
     value: Any = None
 
     def partial_text(self) -> str:
-        """The answer so far: the call cut off mid-stream, else the last call's text."""
-        return "".join(self.streaming) or self.last_text
+        """The answer so far: the call cut off mid-stream, else the last text of the turn."""
+        return "".join(self.streaming) or self.said
 
 
 @dataclass(slots=True)
@@ -312,6 +315,7 @@ class Agent:
             self.session_turns += 1
             turn.num_turns += 1
             calls, turn.last_text = await self._model_call(stats, turn)
+            turn.said = turn.last_text or turn.said
             if calls:
                 await self._run_calls(calls, stats)
                 continue
