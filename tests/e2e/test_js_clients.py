@@ -173,3 +173,38 @@ def test_agentclientprotocol_sdk_bounded_updates_rejection_and_cancel(
     assert len(encode(big["content"])) <= 65_536
     assert rejected["status"] == "failed" and cancelled["status"] == "failed"
     assert not (proj / "r.txt").exists()
+
+
+def test_claude_agent_sdk_output_format_and_max_budget_usd(node: str, tmp_path: Path) -> None:
+    """``outputFormat`` reaches headwire as ``--json-schema``: the corrected value arrives as
+    ``structured_output``; an answer that never validates ends with
+    ``error_max_structured_output_retries``; ``maxBudgetUsd`` ends a run with
+    ``error_max_budget_usd`` and its cost (the SDK yields every one of them)."""
+    schema = {"type": "object", "properties": {"risk": {"enum": ["low", "high"]}}}
+    schema["required"] = ["risk"]
+    corrected = write_script(tmp_path / "c.jsonl", [{"text": "low"}, {"text": '{"risk":"low"}'}])
+    never = write_script(tmp_path / "n.jsonl", [{"text": "[]"}] * 3)
+    tool = {"tool": "glob", "args": {"pattern": "*"}}
+    budget = write_script(tmp_path / "b.jsonl", [tool, tool, tool, {"text": "never"}])
+    price = {"inputPerMillionTokens": 2.0, "outputPerMillionTokens": 9.333333333}
+    settings = tmp_path / "home" / ".headwire" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    settings.write_text(json.dumps({"modelPricing": {f"scripted:{budget}": price}}))
+    out = drive(
+        node,
+        "claude_contract.mjs",
+        tmp_path,
+        schema=schema,
+        correctedModel=f"scripted:{corrected}",
+        neverModel=f"scripted:{never}",
+        budgetModel=f"scripted:{budget}",
+    )
+    (ok,) = out["corrected"]
+    assert ok["subtype"] == "success" and ok["structured_output"] == {"risk": "low"}
+    assert ok["num_turns"] == 2 and ok["total_cost_usd"] is None  # unpriced, never 0
+    (failed,) = out["never"]
+    assert failed["subtype"] == "error_max_structured_output_retries" and failed["is_error"]
+    assert "after 3 attempts" in failed["errors"][0] and failed["structured_output"] is None
+    (stopped,) = out["budget"]
+    assert stopped["subtype"] == "error_max_budget_usd" and stopped["is_error"]
+    assert stopped["num_turns"] == 3 and stopped["total_cost_usd"] == pytest.approx(0.00015)

@@ -10,6 +10,7 @@ messages, the result's required keys).
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
@@ -129,3 +130,58 @@ def test_one_shot_query(tmp_path: Path) -> None:
         "ResultMessage",
     ]
     assert messages[-1].result == "done" and messages[-1].is_error is False
+
+
+SCHEMA = {
+    "type": "object",
+    "properties": {"risk": {"enum": ["low", "high"]}},
+    "required": ["risk"],
+}
+
+
+def test_output_format_and_max_budget_usd(tmp_path: Path) -> None:
+    """``output_format`` becomes ``--json-schema``: an invalid answer is corrected and the value
+    arrives as ``ResultMessage.structured_output``; ``max_budget_usd`` stops a session with
+    ``error_max_budget_usd`` after the call that crosses it, with the running cost."""
+    script = write_script(
+        tmp_path / "s.jsonl",
+        [
+            {"text": "low, I think"},
+            {"text": '{"risk": "low"}'},
+            {"tool": "glob", "args": {"pattern": "*"}},
+            {"text": "never: the budget stops the turn before this call"},
+        ],
+    )
+    model = f"scripted:{script}"
+    # 11 input and 3 output tokens a call: $0.00005 at these prices
+    price = {"inputPerMillionTokens": 2.0, "outputPerMillionTokens": 9.333333333}
+    settings = json.dumps({"modelPricing": {model: price}})
+
+    async def main() -> list[Any]:
+        opts = options(
+            tmp_path,
+            model=model,
+            settings=settings,
+            output_format={"type": "json_schema", "schema": SCHEMA},
+            max_budget_usd=0.00012,
+        )
+        results: list[Any] = []
+        async with claude.ClaudeSDKClient(opts) as client:
+            for prompt in ("rate it", "look again"):
+                await client.query(prompt)
+                results += [
+                    m
+                    async for m in client.receive_response()
+                    if isinstance(m, claude.ResultMessage)
+                ]
+        return results
+
+    first, second = asyncio.run(asyncio.wait_for(main(), 60))
+    assert first.subtype == "success" and first.is_error is False
+    assert first.structured_output == {"risk": "low"} and first.num_turns == 2
+    assert first.total_cost_usd == pytest.approx(0.0001)
+    assert first.model_usage[model]["inputTokens"] == 22
+    assert second.subtype == "error_max_budget_usd" and second.is_error is True
+    assert second.errors and "--max-budget-usd" in second.errors[0]
+    assert second.total_cost_usd == pytest.approx(0.00015)
+    assert second.structured_output is None
