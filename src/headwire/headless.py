@@ -7,7 +7,9 @@ hands each wire message it builds to ``out`` (a transport, the Dual Output sidec
 * the deltas and tool uses of a model call -> ``stream_event`` partial messages (``message_start``
   … ``message_stop``; a subagent's have no ``message_start``/``message_stop``) and the
   ``assistant`` messages, one per run of blocks of one kind, as Qwen Code splits them (a text run,
-  a thinking run, a run of tool uses), the last carrying the call's usage;
+  a thinking run, a run of tool uses), the last carrying the call's usage (an empty answer that
+  reported usage is one empty text block), so the main agent's assistant messages of a turn add
+  up to its result's ``usage``;
 * :class:`~headwire.events.ToolFinished` -> the ``user``/``tool_result`` message, through the
   one headless boundary (:func:`headwire.boundary.headless_tool_result`); refused calls join the
   turn's ``permission_denials`` (a subagent's too);
@@ -269,6 +271,10 @@ class HeadlessEmitter:
         msg = self._messages.pop(e.parent)
         if msg.kind in ("text", "thinking"):
             self._close_run(e.parent, msg)
+        elif msg.kind is None and e.usage != ev.Usage():
+            # an empty answer that cost tokens: one empty text block carries its usage, so the
+            # assistant messages' usage always adds up to the result's
+            msg.blocks.append(m.text_block(""))
         self._flush(e.parent, msg, e.usage)
         self._stream(e.parent, {"type": "message_stop"})
 

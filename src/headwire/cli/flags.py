@@ -220,9 +220,9 @@ def build_parser() -> Parser:
         "--max-budget-usd",
         type=dollars,
         metavar="USD",
-        help="stop with exit code 53 (result error_max_budget_usd) before the first model call "
-        "once this run has spent USD dollars (prices: docs/cli.md; the call that crosses it is "
-        "the last)",
+        help="stop with exit code 53 (result error_max_budget_usd) before the next model call "
+        "once this run has spent USD dollars: the call that crosses it is the last (prices: "
+        "the README's Cost section, settings modelPricing)",
     )
     p.add_argument(
         "--max-duration",
