@@ -51,6 +51,8 @@ def test_answer(tmp_path: Path, mode: str) -> None:
     result = one_result(proc.stdout, "success")
     assert result["result"] == "all good" and result["stop_reason"] == "end_turn"
     assert result["stats"]["models"]["scripted"]["tokens"]["prompt"] == 11  # as JSON mode
+    assert result["total_cost_usd"] is None  # the scripted model has no price: null, never 0
+    assert result["modelUsage"]["scripted"]["costUSD"] is None
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -153,7 +153,12 @@ def test_bad_settings_file_is_one_line_naming_file_and_key(tmp_path: Path) -> No
     write(path, {"tools": {"todoWrite": {"enabeld": True}}})
     for mode in (["-o", "text"], ["-o", "stream-json"], ["--experimental-acp"]):
         proc = run_cli([*mode, "-m", "scripted", "-p", "hi"], tmp_path)
-        assert proc.returncode == 2 and proc.stdout == b""
+        assert proc.returncode == 2
+        if mode[-1] == "stream-json":  # the run contract: one result, saying the same
+            (result,) = proc.lines()
+            assert "tools.todoWrite.enabeld: unknown key" in result["errors"][0]
+        else:
+            assert proc.stdout == b""
         lines = proc.stderr.strip().splitlines()
         assert len(lines) == 1, proc.stderr
         assert lines[0].startswith(f"headwire: {path}: tools.todoWrite.enabeld: unknown key")

@@ -186,4 +186,5 @@ def test_flag_values_are_checked_up_front(tmp_path: Path, flag: str, value: str)
     assert proc.returncode == 2, proc.stderr
     assert f"headwire: {flag}: " in proc.stderr  # one line naming the flag (cli.parsing)
     no_traceback(proc.stderr)
-    assert proc.stdout == b""
+    (result,) = json.loads(proc.stdout)  # -o json: the run's one result says what was wrong
+    assert result["subtype"] == "error_during_execution" and flag in result["errors"][0]

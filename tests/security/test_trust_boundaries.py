@@ -172,7 +172,11 @@ def test_unenforceable_rules_are_refused_at_startup(
     }[mode]
     proc = run_cli(["--model", "scripted:demo", *flags, *extra], tmp_path, timeout=30)
     assert proc.returncode == 2, proc.stderr
-    assert proc.stdout == b""
+    if mode == "session":  # a stream-JSON client still gets its one result (the run contract)
+        (result,) = proc.lines()
+        assert result["subtype"] == "error_during_execution" and flags[1] in result["errors"][0]
+    else:
+        assert proc.stdout == b""
     assert flags[1] in proc.stderr and "Traceback" not in proc.stderr
 
 

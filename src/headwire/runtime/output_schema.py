@@ -28,6 +28,8 @@ from headwire.errors import ConfigError
 
 MAX_SCHEMA_BYTES = 4 * 1024 * 1024
 """A schema file larger than this is refused (Qwen Code's cap)."""
+MAX_SCHEMA_DEPTH = 100
+"""Objects and arrays nested deeper than this are refused (the checks recurse)."""
 
 _SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
 _SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
@@ -116,11 +118,34 @@ def parse_schema(text: str, source: str) -> dict[str, Any]:
         raise OutputSchemaError(
             f"{source}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
         ) from None
-    except (ValueError, RecursionError) as exc:
+    except RecursionError:
+        raise OutputSchemaError(f"{source}: nested deeper than {MAX_SCHEMA_DEPTH} levels") from None
+    except ValueError as exc:
         raise OutputSchemaError(f"{source}: not valid JSON ({exc})") from None
     if not isinstance(schema, dict):
         raise OutputSchemaError(f"{source}: a JSON Schema must be a JSON object")
+    if _depth(schema) > MAX_SCHEMA_DEPTH:
+        raise OutputSchemaError(f"{source}: nested deeper than {MAX_SCHEMA_DEPTH} levels")
     return schema
+
+
+def _depth(value: Any) -> int:
+    """How deep objects and arrays nest in ``value`` (iteratively: no recursion limit)."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        deepest = max(deepest, level)
+        if deepest > MAX_SCHEMA_DEPTH:
+            return deepest
+        stack.extend((child, level + 1) for child in children)
+    return deepest
 
 
 def _subschemas(schema: Any, path: list[Any]) -> Iterator[tuple[dict[str, Any], list[Any]]]:

@@ -93,7 +93,10 @@ class StructuredOutput:
             return Verdict(False, problem=f"the answer is not JSON ({exc})")
         from jsonschema.exceptions import relevance
 
-        errors = sorted(self.validator.iter_errors(value), key=relevance, reverse=True)
+        try:
+            errors = sorted(self.validator.iter_errors(value), key=relevance, reverse=True)
+        except RecursionError:
+            return Verdict(False, problem="the answer is nested too deeply to check")
         if not errors:
             return Verdict(True, value=value)
         listed = [

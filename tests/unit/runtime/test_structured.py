@@ -122,3 +122,15 @@ def test_an_answer_is_accepted_exactly_when_it_validates(value: Any) -> None:
     verdict = structured().check(json.dumps(value))
     assert verdict.ok is Draft202012Validator(SCHEMA).is_valid(value)
     assert (verdict.value == value) if verdict.ok else verdict.problem
+
+
+def test_deep_nesting_is_refused_not_a_crash(tmp_path: Path) -> None:
+    deep = '{"not":' * 600 + "{}" + "}" * 600
+    with pytest.raises(OutputSchemaError, match="nested deeper than 100 levels"):
+        load_output_schema(deep, tmp_path)
+    with pytest.raises(OutputSchemaError, match="nested deeper than 100 levels"):
+        load_output_schema('{"not":' * 5000 + "{}" + "}" * 5000, tmp_path)  # json's own limit
+    recursive = structured({"type": "array", "items": {"$ref": "#"}})
+    assert recursive.check("[" * 50 + "]" * 50).ok
+    verdict = recursive.check("[" * 5000 + "]" * 5000)
+    assert not verdict.ok and ("nested" in verdict.problem or "recursion" in verdict.problem)
