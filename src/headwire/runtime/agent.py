@@ -38,8 +38,14 @@ from typing import Any
 
 from headwire import events as ev
 from headwire.boundary import EXECUTION_DENIED
-from headwire.errors import RunLimitError
 from headwire.io.stdio import warn
+from headwire.runtime.limits import (
+    BudgetExceeded,
+    Turn,
+    TurnLimitExceeded,
+    check_limits,
+    duration_message,
+)
 from headwire.runtime.meter import Meter
 from headwire.runtime.models.base import (
     Finished,
@@ -61,38 +67,10 @@ from headwire.runtime.tools.output import model_text
 from headwire.runtime.tools.toolset import missing_tool_message
 from headwire.wire import encode
 
-MAX_TURNS_MESSAGE = (
-    "Reached max session turns for this session. Increase the number of turns with "
-    "--max-session-turns, or by specifying model.maxSessionTurns in settings.json "
-    "(.headwire/settings.json or ~/.headwire/settings.json)."
-)
 CANCELLED_MESSAGE = "Operation cancelled."
 
 AskPermission = Callable[[Tool, str, dict[str, Any]], Awaitable[Decision]]
 """Asks a client whether a call may run: ``ask(tool, call_id, args)``."""
-
-
-class TurnLimitExceeded(RunLimitError):
-    """``--max-session-turns`` was reached."""
-
-
-class BudgetExceeded(RunLimitError):
-    """``--max-budget-usd`` was reached (or can no longer be kept: a model has no price)."""
-
-
-def budget_message(budget: float, spent: float) -> str:
-    """The error result's message when the budget stops a turn."""
-    return (
-        f"Reached --max-budget-usd {budget:g}: this run spent ${spent:.6f}. Resume the session "
-        "with a larger budget to go on."
-    )
-
-
-def duration_message(seconds: float) -> str:
-    """The error result's message when ``--max-duration`` stops a turn."""
-    return (
-        f"Reached --max-duration {seconds:g} s: the turn was stopped. Resume the session to go on."
-    )
 
 
 @dataclass(slots=True)
@@ -152,27 +130,6 @@ DEFAULT_SYSTEM_PROMPT = (
     "You are headwire, a headless coding agent. Use the tools to inspect and change the "
     "workspace, then answer concisely."
 )
-
-
-@dataclass(slots=True)
-class _Turn:
-    """What a running turn has produced so far (read when it ends, however it ends)."""
-
-    num_turns: int = 0
-    last_text: str = ""
-    """The last model call's text (a successful turn's answer, empty when it had none)."""
-    said: str = ""
-    """The last text any model call of the turn produced."""
-    streaming: list[str] = field(default_factory=list)
-    """The text deltas of the model call streaming now (the partial answer if it is cut)."""
-    stop_reason: str | None = None
-    corrections: int = 0
-    structured: bool = False
-    value: Any = None
-
-    def partial_text(self) -> str:
-        """The answer so far: the call cut off mid-stream, else the last text of the turn."""
-        return "".join(self.streaming) or self.said
 
 
 @dataclass(slots=True)
@@ -271,7 +228,7 @@ class Agent:
         """Run one user prompt to its :class:`~headwire.events.TurnFinished` (also published)."""
         started = time.monotonic()
         stats = _Stats()
-        turn = _Turn()
+        turn = Turn()
         self.cancelled.clear()
         self.events(ev.TurnStarted(info=self.session_info()))
         self._prompt(prompt)
@@ -307,11 +264,11 @@ class Agent:
         self.events(finished)
         return finished
 
-    async def _loop(self, turn: _Turn, stats: _Stats) -> None:
+    async def _loop(self, turn: Turn, stats: _Stats) -> None:
         """Model calls and tool calls until an answer (that validates, with ``--json-schema``)."""
         structured = self.config.structured
         while True:
-            self._check_limits()
+            check_limits(self.config, self.session_turns)
             self.session_turns += 1
             turn.num_turns += 1
             calls, turn.last_text = await self._model_call(stats, turn)
@@ -330,23 +287,6 @@ class Agent:
                 raise StructuredOutputFailed(structured.failure(verdict.problem))
             self._prompt(structured.feedback(verdict.problem))
 
-    def _check_limits(self) -> None:
-        """Before a model call: the turn limit, then the budget."""
-        if 0 <= self.config.max_session_turns <= self.session_turns:
-            raise TurnLimitExceeded(MAX_TURNS_MESSAGE)
-        budget = self.config.max_budget_usd
-        if budget is None:
-            return
-        meter = self.config.meter
-        spent = meter.spent_usd()
-        if spent is None:
-            raise BudgetExceeded(
-                f"Cannot keep to --max-budget-usd {budget:g}: {', '.join(meter.unpriced())} has "
-                "no price; add it to modelPricing in settings."
-            )
-        if spent >= budget:
-            raise BudgetExceeded(budget_message(budget, spent))
-
     @staticmethod
     def _internal_error(exc: BaseException) -> str:
         warn("headwire: the turn failed:\n" + "".join(traceback.format_exception(exc)))
@@ -362,9 +302,9 @@ class Agent:
         self._prompt(prompt)
         text = ""
         while True:
-            self._check_limits()  # a subagent stops at the budget too
+            check_limits(self.config, self.session_turns)  # a subagent stops at the budget too
             self.session_turns += 1
-            calls, text = await self._model_call(stats, _Turn())
+            calls, text = await self._model_call(stats, Turn())
             if not calls:
                 return text, stats.tool_calls
             await self._run_calls(calls, stats)
@@ -401,7 +341,7 @@ class Agent:
         self,
         started: float,
         stats: _Stats,
-        turn: _Turn,
+        turn: Turn,
         error: str | None,
         subtype: str,
         cancelled: bool,
@@ -452,7 +392,7 @@ class Agent:
             for t in self.tools.values()
         ]
 
-    async def _model_call(self, stats: _Stats, turn: _Turn) -> tuple[list[ToolCall], str]:
+    async def _model_call(self, stats: _Stats, turn: Turn) -> tuple[list[ToolCall], str]:
         """One model call; publishes its events and returns its tool calls and text (the text
         streams into ``turn.streaming`` meanwhile; its usage goes to the meter)."""
         await asyncio.sleep(0)  # a suspension point: a cancelled turn stops here
