@@ -123,6 +123,10 @@ class Analysis:
         return any(r.writes for r in self.redirects)
 
 
+_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
+"""Characters tree-sitter-bash's scanner cannot take."""
+
+
 @functools.cache
 def _parser() -> Any:
     import tree_sitter_bash
@@ -141,6 +145,12 @@ def analyze(command: str) -> Analysis:
         return out
     if b"\0" in source:
         out.problems.append("the command holds a NUL byte")
+        return out
+    if _ASTRAL.search(command) is not None:
+        # tree-sitter-bash's scanner corrupts memory on characters beyond U+FFFF (a segfault
+        # some thousands of lines later, found by the property test): such a line is not
+        # parsed, so it is not understood and is asked
+        out.problems.append("the command holds a character beyond U+FFFF")
         return out
     root = _parser().parse(source).root_node
     if root.has_error:

@@ -102,3 +102,34 @@ def test_a_newline_inside_one_command_means_two_commands() -> None:
     line = "x || command |nohup rm-- '$x' | echo 0\nexec rm<in.txt"
     assert not analyze(line).understood
     assert analyze("echo x >f\nrm y").understood
+
+
+CRASHER = """
+import random, sys
+from headwire.runtime.shell_syntax import analyze
+
+rng = random.Random(3)
+for _ in range(30_000):
+    chars = [
+        chr(rng.randint(32, 126)) if rng.random() < 0.6 else chr(rng.randint(0x10000, 0x10FFFF))
+        for _ in range(rng.randint(0, 80))
+    ]
+    analyze("".join(chars))
+print("ok")
+"""
+
+
+def test_characters_beyond_the_bmp_never_reach_the_parser() -> None:
+    """Finding: tree-sitter-bash's scanner corrupted memory on characters beyond U+FFFF, and
+    the process died with SIGSEGV some thousands of lines later (this script, exit -11 before).
+    Such a line is not parsed: it is not understood, so it is asked."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", CRASHER], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
+    analysis = analyze("echo \U0001f600")
+    assert not analysis.understood
+    assert "the command holds a character beyond U+FFFF" in analysis.problems
