@@ -6,7 +6,7 @@ import re
 import time
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from headwire.runtime.tools.glob import compile_glob
@@ -39,9 +39,13 @@ SUBJECTS = st.text(alphabet="abAB1 é_-.\n\tßΩ٣\u00a0", max_size=30)
 
 @settings(max_examples=400, deadline=None)
 @given(patterns(), SUBJECTS)
+@example("(?:(?:1)*|a)*", "1a")  # found by the suite: the ends differ, the start does not
 def test_translated_patterns_mean_what_python_means(pattern: str, subject: str) -> None:
-    """Whatever :func:`translate` accepts finds the same first match as Python ``re``
-    (case-insensitive, multi-line, as ``grep_search`` runs it)."""
+    """Whatever :func:`translate` accepts finds a match exactly where Python ``re`` does, and
+    it starts at the same place (case-insensitive, multi-line, as ``grep_search`` runs it):
+    ``grep_search`` selects lines by where a match starts.  The end may differ for a starred
+    group that can match empty (``(?:(?:1)*|a)*`` on ``1a``: Python stops the star at the
+    empty iteration, RE2 goes on), which selects the same lines."""
     python = re.compile(pattern, re.IGNORECASE | re.MULTILINE)
     try:
         linear = compile_linear(pattern, ignore_case=True, multiline=True)
@@ -55,7 +59,9 @@ def test_translated_patterns_mean_what_python_means(pattern: str, subject: str) 
         return
     assert found is not None
     start, end = found
-    assert (len(data[:start].decode()), len(data[:end].decode())) == expected.span()
+    assert len(data[:start].decode()) == expected.start()
+    if expected.end() != len(data[:end].decode()):  # only past an empty-matching iteration
+        assert re.search(r"\)[*+?{]|[*?]\)", pattern), (pattern, subject)
 
 
 @pytest.mark.parametrize(
