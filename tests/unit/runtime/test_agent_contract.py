@@ -31,6 +31,7 @@ from headwire.runtime.policy import Policy
 from headwire.runtime.pricing import ModelPrice, price_table
 from headwire.runtime.structured import StructuredOutput
 from headwire.runtime.tools.base import ToolContext, ToolKind, ToolOutcome
+from headwire.wire import encode
 
 PRICE = ModelPrice(input_per_million=3.0, output_per_million=7.0, cached_input_per_million=1.0)
 SCHEMA = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
@@ -196,7 +197,8 @@ def test_every_turn_ends_once_and_its_accounts_add_up(
         assert result["total_cost_usd"] == by_model["costUSD"]
         assert abs(result["total_cost_usd"] - cost(every_call)) < 1e-12
         if structured and done.error is None:
-            assert result["structured_output"] == json.loads(result["result"])
+            # equal as the wire writes them (JSON.stringify: an integer past 2**53 as its double)
+            assert json.loads(encode(result["structured_output"])) == json.loads(result["result"])
             assert isinstance(result["structured_output"]["n"], int)
     if budget is not None:
         # the budget: no model call starts once it is spent, so at most one call overshoots
