@@ -72,21 +72,32 @@ def share_payload_budget(texts: list[str], available: int, marker: str) -> list[
     bytes.  No text is scanned further than the budget it could get.
     """
     remaining = available
+    scans: list[tuple[int, int]] = []  # (stop_after, result) of the first pass, per text
     for text in texts:
-        remaining -= json_string_payload_bytes(text, remaining)
+        size = json_string_payload_bytes(text, remaining)
+        scans.append((remaining, size))
+        remaining -= size
         if remaining < 0:
             break
     else:
         return texts
+
+    def bounded(index: int, stop: int) -> int:
+        """``json_string_payload_bytes(texts[index], stop)``, from the first pass when it
+        scanned at least as far (a result over its stop only says "more than the stop")."""
+        if index < len(scans) and scans[index][0] >= stop:
+            return min(scans[index][1], stop + 1)
+        return json_string_payload_bytes(texts[index], stop)
+
     reserve = payload_bytes(marker)
-    reserves = [min(json_string_payload_bytes(t, reserve), reserve) for t in texts]
+    reserves = [min(bounded(i, reserve), reserve) for i in range(len(texts))]
     spare = available - sum(reserves)
     if spare < 0:
         return None
     demands = []
-    for text, reserved in zip(texts, reserves, strict=True):
+    for index, reserved in enumerate(reserves):
         cap = spare + reserved  # nobody can get more than this
-        demands.append(min(json_string_payload_bytes(text, cap), cap + 1))
+        demands.append(min(bounded(index, cap), cap + 1))
     allocations = allocate_payload_budgets(demands, available, reserve)
     if allocations is None:
         return None
