@@ -18,9 +18,11 @@ hands each wire message it builds to ``out`` (a transport, the Dual Output sidec
   and upstream's interim error ``result``;
 * :class:`~headwire.events.TurnFinished` -> the terminal ``result`` (``stats`` in JSON mode).
 
-Every message is built here once, whichever transport writes it; partial messages are always
-built and each transport decides whether it carries them.  Ids come from ``new_uuid``: this
-module draws no randomness and does no I/O.
+Every message is built here once, whichever transport writes it.  Partial messages (every
+``stream_event`` but ``goal_state``) are built only when some consumer carries them
+(``partials``: ``--include-partial-messages`` or a Dual Output sidecar); the transports still
+decide for themselves what they write.  Ids come from ``new_uuid``: this module draws no
+randomness and does no I/O.
 """
 
 from __future__ import annotations
@@ -132,8 +134,12 @@ class HeadlessEmitter:
         out: Out,
         *,
         json_stats: bool = True,
+        partials: bool = True,
     ) -> None:
         self.session_id = session_id
+        self.partials = partials
+        """Whether partial ``stream_event`` messages are built at all (``goal_state`` always
+        is: the stream-JSON wire carries it either way)."""
         self.new_uuid = new_uuid
         self.out = out
         self.json_stats = json_stats
@@ -150,6 +156,8 @@ class HeadlessEmitter:
     # -- helpers ----------------------------------------------------------------------------
 
     def _stream(self, parent: str | None, event: JsonDict) -> None:
+        if not self.partials and event["type"] != "goal_state":
+            return
         if parent is not None and event["type"] in ("message_start", "message_stop"):
             return  # subagents have no message_start / message_stop
         self.out(
@@ -259,12 +267,15 @@ class HeadlessEmitter:
         msg.kind = "tool_use"
         index = len(msg.blocks)
         start = {"type": "tool_use", "id": e.call_id, "name": e.name, "input": {}}
-        self._stream(
-            e.parent, {"type": "content_block_start", "index": index, "content_block": start}
-        )
-        partial = {"type": "input_json_delta", "partial_json": encode(e.args).decode()}
-        self._stream(e.parent, {"type": "content_block_delta", "index": index, "delta": partial})
-        self._stream(e.parent, {"type": "content_block_stop", "index": index})
+        if self.partials:
+            self._stream(
+                e.parent, {"type": "content_block_start", "index": index, "content_block": start}
+            )
+            partial = {"type": "input_json_delta", "partial_json": encode(e.args).decode()}
+            self._stream(
+                e.parent, {"type": "content_block_delta", "index": index, "delta": partial}
+            )
+            self._stream(e.parent, {"type": "content_block_stop", "index": index})
         msg.blocks.append(m.tool_use_block(e.call_id, e.name, e.args))
 
     def _model_call_finished(self, e: ev.ModelCallFinished) -> None:

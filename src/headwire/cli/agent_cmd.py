@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -45,6 +44,7 @@ from headwire.io.stdio import warn
 from headwire.io.writer import WireWriter
 from headwire.protocol.messages import JsonDict
 from headwire.runtime.agent import CANCELLED_MESSAGE, AskPermission
+from headwire.runtime.ids import new_uuid
 from headwire.transports import HeadlessTransport, make_transport
 
 if TYPE_CHECKING:
@@ -63,10 +63,6 @@ def _read_prompt(args: argparse.Namespace) -> str:
     if args.query:
         parts.append(" ".join(args.query))
     return "\n\n".join(parts)
-
-
-def _new_uuid() -> str:
-    return str(uuid.uuid4())
 
 
 def note_recording_failure(event: Event) -> None:
@@ -112,7 +108,8 @@ async def open_headless_runtime(
         if dual is not None:
             dual.emit(message)
 
-    runtime.events.subscribe(HeadlessEmitter(plan.session_id, _new_uuid, deliver))
+    partials = transport.include_partial_messages or dual is not None
+    runtime.events.subscribe(HeadlessEmitter(plan.session_id, new_uuid, deliver, partials=partials))
     runtime.events.subscribe(note_recording_failure)
     return runtime
 

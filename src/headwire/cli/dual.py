@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
@@ -31,14 +30,11 @@ from headwire.io.stdio import warn
 from headwire.io.writer import WireWriter
 from headwire.protocol import dual_output as dp
 from headwire.protocol.messages import JsonDict
+from headwire.runtime.ids import new_uuid
 from headwire.runtime.permissions import Decision, denial_message
 from headwire.runtime.tools.base import ApprovalMode, Tool
 
 PERMISSION_TIMEOUT_S = 60.0
-
-
-def _new_uuid() -> str:
-    return str(uuid.uuid4())
 
 
 class SidecarSink(Protocol):
@@ -90,7 +86,7 @@ class DualOutput:
         approval_mode: Callable[[], ApprovalMode],
     ) -> None:
         self.bridge = bridge
-        self.protocol = dp.DualOutputProtocol(session_id, _new_uuid)
+        self.protocol = dp.DualOutputProtocol(session_id, new_uuid)
         self.approval_mode = approval_mode
         self.poller = InputFilePoller(input_file, self.on_command, warn) if input_file else None
         self.waiting: dict[str, asyncio.Future[bool]] = {}
@@ -132,7 +128,7 @@ class DualOutput:
 
     async def ask(self, tool: Tool, call_id: str, args: dict[str, Any]) -> Decision:
         """Mirror a permission request and wait for an answer on the reverse channel."""
-        request_id = _new_uuid()
+        request_id = new_uuid()
         self.bridge.write(self.protocol.permission_request(request_id, tool.name, call_id, args))
         allowed = False
         if self.poller is not None:

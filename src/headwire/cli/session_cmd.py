@@ -32,7 +32,6 @@ import contextlib
 import os
 import time
 import traceback
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -50,6 +49,7 @@ from headwire.io.writer import WireWriter
 from headwire.protocol import messages as m
 from headwire.protocol import session_control as sc
 from headwire.runtime.answers import permission_answer
+from headwire.runtime.ids import new_uuid
 from headwire.runtime.permissions import Decision, denial_message
 from headwire.runtime.tools.base import ApprovalMode, Tool
 from headwire.transports import StreamJsonTransport
@@ -130,7 +130,12 @@ class Session:
         session = cls(args, writer, plan.session_id, claude_compat=claude_compat)
         runtime = await build_runtime(args, cwd, plan, ask=session.ask_permission)
         session._runtime = runtime
-        session.emitter = HeadlessEmitter(plan.session_id, _new_uuid, session.send)
+        session.emitter = HeadlessEmitter(
+            plan.session_id,
+            new_uuid,
+            session.send,
+            partials=session.transport.include_partial_messages,
+        )
         runtime.events.subscribe(session.emitter)
         runtime.events.subscribe(session._on_event)
         return session
@@ -218,7 +223,7 @@ class Session:
                 message=f'Permission to use "{tool.name}" was not granted: '
                 "the client closed the session.",
             )
-        request_id = _new_uuid()
+        request_id = new_uuid()
         future: asyncio.Future[m.JsonDict] = asyncio.get_running_loop().create_future()
         self.waiting[request_id] = future
         request = {
@@ -439,10 +444,6 @@ class Session:
         """Take the runtime down."""
         if self._runtime is not None:
             await self._runtime.aclose()
-
-
-def _new_uuid() -> str:
-    return str(uuid.uuid4())
 
 
 def _claude_client(args: argparse.Namespace) -> bool:

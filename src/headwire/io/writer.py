@@ -1,7 +1,11 @@
 """The one writer of protocol bytes: stdout (or any descriptor), never dropping a byte.
 
 :class:`WireWriter` hands frames to a writer thread, so the event loop never waits on a slow
-reader (a signal or a cancel is always handled) and the order of frames is kept.  The thread
+reader (a signal or a cancel is always handled) and the order of frames is kept.  A small frame
+(at most ``PIPE_BUF`` bytes) written while nothing is pending is written at once by the caller,
+when the descriptor is a pipe, socket, file or non-terminal device and ``poll`` says it is
+writable: such a write cannot block (a pipe or socket with room takes ``PIPE_BUF`` bytes whole),
+and it saves the thread hand-off, which dominates the cost of a small frame.  The thread
 finishes short writes, waits for writability when the descriptor is non-blocking (``EAGAIN``:
 a ``--json-fd 3 3>&1`` or a parent may have set ``O_NONBLOCK`` on the shared file description),
 and stops at the first ``EPIPE``: the reader went away, nothing more is written, and
@@ -23,6 +27,7 @@ import contextlib
 import errno
 import os
 import select
+import stat
 import sys
 import threading
 from collections.abc import Callable
@@ -33,6 +38,28 @@ HIGH_WATER = 64 << 20
 BATCH_BYTES = 1 << 20
 """Frames queued together are written by one ``write`` call, up to this many bytes."""
 _WAIT_SLICE_S = 0.05
+DIRECT_BYTES = select.PIPE_BUF
+"""Frames at most this long may be written by the caller itself (see the module docstring)."""
+
+
+def _poller(fd: int) -> select.poll | None:
+    """A ``poll`` object for direct writes to ``fd``, or ``None`` when a direct write could
+    block (a terminal, which may be stopped with room for fewer bytes than a frame)."""
+    try:
+        mode = os.fstat(fd).st_mode
+        kind_ok = (
+            stat.S_ISFIFO(mode)
+            or stat.S_ISSOCK(mode)
+            or stat.S_ISREG(mode)
+            or (stat.S_ISCHR(mode) and not os.isatty(fd))
+        )
+    except OSError:
+        return None
+    if not kind_ok:
+        return None
+    poller = select.poll()
+    poller.register(fd, select.POLLOUT)
+    return poller
 
 
 class WireWriter:
@@ -64,6 +91,7 @@ class WireWriter:
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stopping = False
+        self._poller = _poller(self.fd) if self.fd >= 0 else None
 
     # -- the caller's side -------------------------------------------------------------------
 
@@ -93,11 +121,36 @@ class WireWriter:
                 self._cond.wait(_WAIT_SLICE_S)
             if self.closed:
                 return
+            if not self._buffered and len(data) <= DIRECT_BYTES and self._write_now(data):
+                return
             idle = not self._queue  # the thread waits only on an empty queue
             self._queue.append(data)
             self._buffered += len(data)
             if idle or self._buffered > HIGH_WATER:
                 self._cond.notify_all()
+
+    def _write_now(self, data: bytes) -> bool:
+        """Write ``data`` from the caller when that cannot block (nothing pending, lock held);
+        ``False``: the thread must write it (not writable now, or a short write's rest was
+        queued already: ``True`` then too)."""
+        poller = self._poller
+        if poller is None:
+            return False
+        try:
+            if not poller.poll(0):
+                return False
+            written = os.write(self.fd, data)
+        except (BlockingIOError, InterruptedError):
+            return False
+        except OSError as exc:
+            self._closed_by(exc)
+            return True
+        if written < len(data):  # a non-blocking descriptor took part of it
+            rest = data[written:]
+            self._queue.append(rest)
+            self._buffered += len(rest)
+            self._cond.notify_all()
+        return True
 
     def _write_stream(self, data: bytes) -> None:
         assert self.stream is not None
@@ -171,11 +224,15 @@ class WireWriter:
 
     def _fail(self, exc: OSError) -> None:
         with self._cond:
-            self.closed = True
-            self.error = exc
-            self._queue.clear()
-            self._buffered = 0
-            self._cond.notify_all()
+            self._closed_by(exc)
+
+    def _closed_by(self, exc: OSError) -> None:
+        """Stop writing for good after ``exc`` (the lock held); tell ``on_closed``."""
+        self.closed = True
+        self.error = exc
+        self._queue.clear()
+        self._buffered = 0
+        self._cond.notify_all()
         if exc.errno == errno.EPIPE:
             with contextlib.suppress(OSError):
                 # keep the interpreter from complaining when it flushes stdout at exit

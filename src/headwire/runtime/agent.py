@@ -30,7 +30,6 @@ from __future__ import annotations
 import asyncio
 import time
 import traceback
-import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +38,7 @@ from typing import Any
 from headwire import events as ev
 from headwire.boundary import EXECUTION_DENIED
 from headwire.io.stdio import warn
+from headwire.runtime.ids import new_uuid
 from headwire.runtime.limits import (
     BudgetExceeded,
     Turn,
@@ -202,7 +202,7 @@ class Agent:
     @staticmethod
     def new_uuid() -> str:
         """A fresh random id."""
-        return str(uuid.uuid4())
+        return new_uuid()
 
     @property
     def parent(self) -> str | None:

@@ -25,12 +25,12 @@ import fcntl
 import os
 import re
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
 from headwire.errors import StorageError
+from headwire.runtime.ids import new_uuid
 from headwire.runtime.storage import chats_dir, legacy_chats_dir, private_dir
 from headwire.wire import JsonDecodeError, loads
 from headwire.wire.pieces import encode_pieces
@@ -121,7 +121,7 @@ class Recorder:
             return
         entry = {
             "type": kind,
-            "uuid": str(uuid.uuid4()),
+            "uuid": new_uuid(),
             "session_id": self.session_id,
             "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()),
             "cwd": self.cwd,

@@ -116,40 +116,79 @@ def _js_items(value: Mapping[Any, Any]) -> list[tuple[Any, Any]]:
     return indexed + [item for item in items if not _is_array_index(item[0])]
 
 
-def _needs_exact_numbers(value: Any) -> bool:
-    """Whether ``value`` holds a float or an integer orjson or JavaScript would print differently,
-    or an object with array-index keys (which JavaScript reorders).
+def _number_fragment(value: int | float) -> orjson.Fragment:
+    return orjson.Fragment(js_number(value).encode())
+
+
+_ORJSON_DEPTH = 254
+"""orjson writes at most this many levels of arrays and objects."""
+
+
+def _fixed(value: Any, depth: int = 0) -> Any:
+    """``value`` made ready for ``orjson.dumps`` to write JavaScript's bytes: every float and
+    every integer past ``2**53`` becomes a pre-encoded fragment, every object with array-index
+    keys is rebuilt in JavaScript's key order.  Containers are copied only on the path to such a
+    number or object; a value with none is returned as it is (no copy).  Strings are left alone
+    (a lone surrogate makes orjson refuse, and the caller then rebuilds with :func:`_exact`).
+    Raises ``RecursionError`` past orjson's depth, so :func:`encode` writes level by level.
 
     Called on every message written, so the common types are tested by identity first and a
     key is matched against the index pattern only when it starts with a digit.
     """
     kind = type(value)
-    if kind is str or value is None or kind is bool:
-        return False
-    if kind is int:
-        return not (-_MAX_SAFE_INT <= value <= _MAX_SAFE_INT)
-    if kind is float:
-        return True
-    if kind is dict or isinstance(value, Mapping):
+    if depth > _ORJSON_DEPTH:
+        raise RecursionError(_TOO_DEEP)
+    if kind is dict:
+        copy: dict[Any, Any] | None = None
         for key, item in value.items():
             if type(key) is str and key[:1].isdigit() and _is_array_index(key):
-                return True
-            if type(item) is not str and _needs_exact_numbers(item):
-                return True
-        return False
+                return _exact(value)  # reordered keys: rebuild this object whole
+            t = type(item)
+            if t is str or t is bool or item is None:
+                continue
+            if t is int:
+                if -_MAX_SAFE_INT <= item <= _MAX_SAFE_INT:
+                    continue
+                new: Any = _number_fragment(item)
+            elif t is float:
+                new = _number_fragment(item)
+            else:
+                new = _fixed(item, depth + 1)
+                if new is item:
+                    continue
+            if copy is None:
+                copy = dict(value)
+            copy[key] = new
+        return value if copy is None else copy
     if kind is list or kind is tuple:
-        return any(type(v) is not str and _needs_exact_numbers(v) for v in value)
-    if isinstance(value, bool | int | float):  # subclasses, e.g. an IntEnum
-        if isinstance(value, bool):
-            return False
-        if isinstance(value, int):
-            return not (-_MAX_SAFE_INT <= value <= _MAX_SAFE_INT)
-        return True
-    if isinstance(value, str):
-        return False
-    if isinstance(value, Sequence):
-        return any(_needs_exact_numbers(v) for v in value)
-    return False
+        items: list[Any] | None = None
+        for i, item in enumerate(value):
+            t = type(item)
+            if t is str or t is bool or item is None:
+                continue
+            if t is int:
+                if -_MAX_SAFE_INT <= item <= _MAX_SAFE_INT:
+                    continue
+                new = _number_fragment(item)
+            elif t is float:
+                new = _number_fragment(item)
+            else:
+                new = _fixed(item, depth + 1)
+                if new is item:
+                    continue
+            if items is None:
+                items = list(value)
+            items[i] = new
+        return value if items is None else items
+    if kind is str or kind is bool or value is None:
+        return value
+    if kind is int:
+        return value if -_MAX_SAFE_INT <= value <= _MAX_SAFE_INT else _number_fragment(value)
+    if kind is float:
+        return _number_fragment(value)
+    if isinstance(value, bool) or (isinstance(value, str) and _SURROGATE.search(value) is None):
+        return value
+    return _exact(value)  # subclasses (an IntEnum, a Mapping, a str subclass): rebuilt whole
 
 
 def _exact(value: Any) -> Any:
@@ -202,12 +241,11 @@ def _default(obj: Any) -> Any:
 
 def _encode_flat(value: Any) -> bytes:
     """:func:`encode` for values orjson can nest (at most 254 levels)."""
-    if not _needs_exact_numbers(value):
-        try:
-            return orjson.dumps(value, default=_default)
-        except TypeError as exc:
-            if "surrogates" not in str(exc) and "str is not valid UTF-8" not in str(exc):
-                raise
+    try:
+        return orjson.dumps(_fixed(value), default=_default)
+    except TypeError as exc:
+        if "surrogates" not in str(exc) and "str is not valid UTF-8" not in str(exc):
+            raise
     return orjson.dumps(_exact(value), default=_default)
 
 

@@ -51,8 +51,11 @@ def _escaped(text: str, piece_chars: int) -> Iterator[bytes]:
 
 def _swap_long(value: Any, found: dict[str, str], depth: int, long_chars: int) -> Any:
     """``value`` with every long string at most ``depth`` levels down replaced by a unique
-    placeholder (recorded in ``found``); containers without one are returned as they are."""
-    if isinstance(value, str):
+    placeholder (recorded in ``found``); containers without one are returned as they are, and a
+    container is copied only when something in it changed (the common record has no long
+    string, and costs one look at each member)."""
+    kind = type(value)
+    if kind is str:
         if len(value) < long_chars:
             return value
         mark = f"\x00headwire-piece-{uuid.uuid4().hex}"
@@ -60,14 +63,41 @@ def _swap_long(value: Any, found: dict[str, str], depth: int, long_chars: int) -
         return mark
     if depth <= 0:
         return value
-    if isinstance(value, dict):
-        swapped = {k: _swap_long(v, found, depth - 1, long_chars) for k, v in value.items()}
-        changed = any(swapped[k] is not v for k, v in value.items())
-        return swapped if changed else value
-    if isinstance(value, list | tuple):
-        items = [_swap_long(v, found, depth - 1, long_chars) for v in value]
-        return items if any(a is not b for a, b in zip(items, value, strict=True)) else value
+    if kind is dict:
+        copy: dict[Any, Any] | None = None
+        for k, v in value.items():
+            if type(v) in _LEAVES and (type(v) is not str or len(v) < long_chars):
+                continue
+            new = _swap_long(v, found, depth - 1, long_chars)
+            if new is not v:
+                if copy is None:
+                    copy = dict(value)
+                copy[k] = new
+        return value if copy is None else copy
+    if kind is list or kind is tuple:
+        items: list[Any] | None = None
+        for i, v in enumerate(value):
+            if type(v) in _LEAVES and (type(v) is not str or len(v) < long_chars):
+                continue
+            new = _swap_long(v, found, depth - 1, long_chars)
+            if new is not v:
+                if items is None:
+                    items = list(value)
+                items[i] = new
+        return value if items is None else items
+    if isinstance(value, str):  # a str subclass
+        return (
+            _swap_long(str(value), found, depth, long_chars) if len(value) >= long_chars else value
+        )
+    if isinstance(value, dict | list | tuple):  # subclasses: as plain containers
+        plain = dict(value) if isinstance(value, dict) else list(value)
+        swapped = _swap_long(plain, found, depth, long_chars)
+        return value if swapped is plain else swapped
     return value
+
+
+_LEAVES = frozenset({str, int, float, bool, type(None)})
+"""Member types that hold no long string below them (a ``str`` is checked for length)."""
 
 
 def encode_pieces(
