@@ -129,3 +129,38 @@ def test_kill9_mid_tool_then_resume(tmp_path: Path) -> None:
         or shown
     )
     assert updates[3]["content"][0]["content"]["text"] == INTERRUPTED_TEXT
+
+
+def test_a_grep_worker_dies_with_a_killed_headwire(tmp_path: Path) -> None:
+    """``kill -9`` cannot clean up, yet the ``re`` worker of a runaway ``grep_search`` (a
+    look-around on a line that backtracks for minutes) does not outlive headwire: the kernel
+    kills it (``PR_SET_PDEATHSIG``).  Before, the orphan kept a core busy until its search
+    ended."""
+    from tests.e2e.helpers import write_script
+    from tests.faults.util import alive
+
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    line = "def compute_total_price_for_all_items_in_cart(self, items, discount):\n"
+    (proj / "cart.py").write_text(line * 3)
+    pattern = r"(\w+\s?)+$(?!x)"  # needs Python's re: the worker
+    script = write_script(
+        tmp_path / "script.jsonl",
+        [{"tool": "grep_search", "args": {"pattern": pattern}}, {"text": "done"}],
+    )
+    cli = start(["--script", str(script), "--yolo", "-p", "go"], tmp_path)
+    workers: list[int] = []
+    try:
+        workers += wait_until(
+            lambda: [p for p, cmd in descendants(cli.pid).items() if "grep_worker" in cmd],
+            "the grep worker to start",
+            timeout=60,
+        )
+        cli.proc.kill()
+        cli.proc.wait()
+        wait_until(lambda: not any(alive(p) for p in workers), "the worker to die", timeout=5)
+    finally:
+        if cli.proc.poll() is None:
+            cli.proc.kill()
+            cli.proc.wait()
+        kill_groups([p for p in workers if alive(p)])  # never leave a runaway behind

@@ -101,3 +101,33 @@ def test_background_jobs_end_with_headwire(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     pid = int(marker.read_text())
     wait_until(lambda: not alive(pid), "the background job to be stopped", timeout=5)
+
+
+def test_a_runaway_grep_worker_stops_at_its_cpu_cap(tmp_path: Path) -> None:
+    """The ``re`` worker caps its own CPU time (``RLIMIT_CPU``, the timeout plus a grace), so
+    even a worker nobody kills (its parent gone on a system without ``PR_SET_PDEATHSIG``)
+    stops by itself.  Here the worker is run directly with a 1 s cap on a runaway pattern."""
+    import subprocess
+    import sys
+
+    (tmp_path / "cart.py").write_text(
+        "def compute_total_price_for_all_items_in_cart(self, items, discount):\n" * 3
+    )
+    request = {
+        "cpu_seconds": 1,
+        "pattern": r"(\w+\s?)+$(?!x)",
+        "glob": None,
+        "pairs": [[str(tmp_path), str(tmp_path)]],
+        "roots": [str(tmp_path)],
+        "keep": 100,
+    }
+    started = time.monotonic()
+    proc = subprocess.run(
+        [sys.executable, "-c", "from headwire.runtime.tools.grep_worker import main; main()"],
+        input=json.dumps(request).encode(),
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode in (-signal.SIGXCPU, -signal.SIGKILL), proc
+    assert time.monotonic() - started < 10

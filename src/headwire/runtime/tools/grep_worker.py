@@ -8,6 +8,11 @@ Ctrl-C reaches headwire only), it gets one JSON request on stdin and answers one
 stdout (``json``, whose ``\\udcxx`` escapes carry a non-UTF-8 file name both ways), and it
 is killed (SIGKILL) the moment the call is cancelled or passes the tool timeout
 (:data:`DEFAULT_TIMEOUT_S` when none is set).
+
+A worker never outlives headwire, even one killed with SIGKILL, which cannot clean up: on Linux
+the worker asks the kernel for SIGKILL when its parent dies (``PR_SET_PDEATHSIG``, and exits at
+once if the parent is already gone), and everywhere its CPU time is capped a little past the
+timeout (``RLIMIT_CPU``), so a runaway pattern stops by itself.
 """
 
 from __future__ import annotations
@@ -15,7 +20,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import math
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -24,6 +31,10 @@ from headwire.runtime.environment import tool_environment
 from headwire.runtime.tools.offload import StepTimedOut
 
 DEFAULT_TIMEOUT_S = 120.0
+_CPU_GRACE_S = 5
+"""CPU seconds a worker may use past its timeout before the kernel stops it."""
+_PARENT_ENV = "HEADWIRE_GREP_WORKER_PARENT"
+_PR_SET_PDEATHSIG = 1
 _ENTRY = "from headwire.runtime.tools.grep_worker import main; main()"
 
 
@@ -43,7 +54,9 @@ async def search_in_worker(
 ) -> None:
     """Search in a worker process and add its matches to ``found`` (a ``grep.Matches``);
     :class:`~headwire.runtime.tools.offload.StepTimedOut` after the timeout."""
+    limit = timeout_s if timeout_s is not None and timeout_s > 0 else DEFAULT_TIMEOUT_S
     request = {
+        "cpu_seconds": math.ceil(limit) + _CPU_GRACE_S,
         "pattern": pattern,
         "glob": glob,
         "pairs": [[os.fsdecode(s), os.fsdecode(r)] for s, r in pairs],
@@ -52,6 +65,7 @@ async def search_in_worker(
     }
     env = tool_environment()
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [_package_root(), env.get("PYTHONPATH")]))
+    env[_PARENT_ENV] = str(os.getpid())
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-c",
@@ -62,7 +76,6 @@ async def search_in_worker(
         env=env,
         start_new_session=True,
     )
-    limit = timeout_s if timeout_s is not None and timeout_s > 0 else DEFAULT_TIMEOUT_S
     try:
         out, _ = await asyncio.wait_for(proc.communicate(json.dumps(request).encode()), limit)
     except TimeoutError:
@@ -84,11 +97,34 @@ async def search_in_worker(
     found.incomplete = found.incomplete or answer["incomplete"]
 
 
+def _die_with_parent() -> None:
+    """Ask the kernel to SIGKILL this worker when headwire dies (Linux); exit now if it has."""
+    parent = os.environ.pop(_PARENT_ENV, "")
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if parent.isdigit() and os.getppid() != int(parent):
+        os._exit(1)  # orphaned before the request was armed
+
+
+def _cap_cpu(seconds: int) -> None:
+    """Stop this worker after ``seconds`` of CPU time (SIGXCPU, then SIGKILL a second later)."""
+    import resource
+
+    with contextlib.suppress(ValueError, OSError):
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # SIGXCPU dumps no core
+        resource.setrlimit(resource.RLIMIT_CPU, (seconds, seconds + 1))
+
+
 def main() -> None:
     """The worker: read the request, search with ``re``, write the answer."""
+    _die_with_parent()
     from headwire.runtime.tools.grep import Matches, compile_pattern, search, search_text
 
     request = json.loads(sys.stdin.buffer.read())
+    _cap_cpu(int(request.get("cpu_seconds") or DEFAULT_TIMEOUT_S + _CPU_GRACE_S))
     regex = compile_pattern(request["pattern"])
     found = Matches(keep=request["keep"])
     roots = tuple(Path(r) for r in request["roots"])
