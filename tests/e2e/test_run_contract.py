@@ -247,6 +247,29 @@ def test_session_interrupt(tmp_path: Path) -> None:
     assert results[1]["result"] == "after"
 
 
+def test_session_max_duration_is_per_turn(tmp_path: Path) -> None:
+    """``--max-duration`` bounds each turn of a persistent session: the slow turn ends with its
+    own error result (the call answered, the partial text kept), the session lives on and the
+    next turn, which starts a fresh clock, succeeds; end of input exits 0."""
+    turns = [
+        {"text": "started", "tool": "run_shell_command", "args": {"command": "sleep 30"}},
+        {"text": "second"},
+    ]
+    args = [*scripted(tmp_path, turns), "--max-duration", "1", *SESSION]
+    began = time.monotonic()
+    proc = run_cli(args, tmp_path, stdin=jsonl(user("a"), user("b")))
+    assert proc.returncode == 0, proc.stderr
+    assert time.monotonic() - began < 10
+    results = turn_results(proc.lines())
+    assert [r["subtype"] for r in results] == ["error_during_execution", "success"]
+    check_result(results[0], "error_during_execution")
+    assert results[0]["errors"][0].startswith("Reached --max-duration 1 s")
+    assert results[0]["result"] == "started"
+    assert results[1]["result"] == "second"
+    answered = [m for m in messages_of(proc.stdout) if m["type"] == "user"]
+    assert answered, "the cancelled call got its tool_result"
+
+
 def test_session_startup_failure(tmp_path: Path) -> None:
     proc = run_cli(
         [*scripted(tmp_path, []), "--settings", '{"nope": 1}', *SESSION],
