@@ -4,16 +4,27 @@ SDK tests start headwire through :func:`tests.wire_tap.launcher`; after each tes
 it captured, both ways, are validated (:func:`tests.wire_schema.check_tap`), so a test fails
 when headwire wrote, or a real client sent, a line outside the published schema.  The
 terminal summary counts the lines validated in the session.
+
+A suite started in the background (``pytest &`` from a script, ``nohup``) inherits SIGINT
+ignored, and every headwire it starts would too: headwire keeps an ignored signal ignored, as
+``nohup`` asks, so the signal tests would wait for an exit that never comes.  The suite takes
+SIGINT back before any test runs.
 """
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from tests import wire_schema, wire_tap
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # children get the default
 
 
 @pytest.fixture(autouse=True)
