@@ -3,9 +3,9 @@
 :class:`WireWriter` hands frames to a writer thread, so the event loop never waits on a slow
 reader (a signal or a cancel is always handled) and the order of frames is kept.  A small frame
 (at most ``PIPE_BUF`` bytes) written while nothing is pending is written at once by the caller,
-when the descriptor is a pipe, socket, file or non-terminal device and ``poll`` says it is
-writable: such a write cannot block (a pipe or socket with room takes ``PIPE_BUF`` bytes whole),
-and it saves the thread hand-off, which dominates the cost of a small frame.  The thread
+when that cannot block: a regular file or a device that is not a terminal, or a pipe or socket
+that ``poll`` says has room (it then takes ``PIPE_BUF`` bytes whole).  It saves the thread
+hand-off, which dominates the cost of a small frame.  The thread
 finishes short writes, waits for writability when the descriptor is non-blocking (``EAGAIN``:
 a ``--json-fd 3 3>&1`` or a parent may have set ``O_NONBLOCK`` on the shared file description),
 and stops at the first ``EPIPE``: the reader went away, nothing more is written, and
@@ -42,20 +42,21 @@ DIRECT_BYTES = select.PIPE_BUF
 """Frames at most this long may be written by the caller itself (see the module docstring)."""
 
 
-def _poller(fd: int) -> select.poll | None:
-    """A ``poll`` object for direct writes to ``fd``, or ``None`` when a direct write could
-    block (a terminal, which may be stopped with room for fewer bytes than a frame)."""
+_ALWAYS = "always"
+"""A descriptor a write never blocks on (a regular file, a device that is not a terminal)."""
+
+
+def _direct_mode(fd: int) -> select.poll | str | None:
+    """How a small frame may be written to ``fd`` directly: :data:`_ALWAYS`, after a ``poll``
+    for room (a pipe, a socket: the ``poll`` object), or never (``None``: a terminal, which may
+    be stopped with room for fewer bytes than a frame)."""
     try:
         mode = os.fstat(fd).st_mode
-        kind_ok = (
-            stat.S_ISFIFO(mode)
-            or stat.S_ISSOCK(mode)
-            or stat.S_ISREG(mode)
-            or (stat.S_ISCHR(mode) and not os.isatty(fd))
-        )
+        if stat.S_ISREG(mode) or (stat.S_ISCHR(mode) and not os.isatty(fd)):
+            return _ALWAYS
+        if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
+            return None
     except OSError:
-        return None
-    if not kind_ok:
         return None
     poller = select.poll()
     poller.register(fd, select.POLLOUT)
@@ -91,7 +92,7 @@ class WireWriter:
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stopping = False
-        self._poller = _poller(self.fd) if self.fd >= 0 else None
+        self._direct = _direct_mode(self.fd) if self.fd >= 0 else None
 
     # -- the caller's side -------------------------------------------------------------------
 
@@ -133,11 +134,11 @@ class WireWriter:
         """Write ``data`` from the caller when that cannot block (nothing pending, lock held);
         ``False``: the thread must write it (not writable now, or a short write's rest was
         queued already: ``True`` then too)."""
-        poller = self._poller
-        if poller is None:
+        direct = self._direct
+        if direct is None:
             return False
         try:
-            if not poller.poll(0):
+            if direct is not _ALWAYS and not direct.poll(0):  # type: ignore[union-attr]
                 return False
             written = os.write(self.fd, data)
         except (BlockingIOError, InterruptedError):

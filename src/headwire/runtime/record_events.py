@@ -37,6 +37,7 @@ A subagent's records carry its ``parent_tool_use_id``.  When a write fails, reco
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from headwire import events as ev
@@ -87,76 +88,89 @@ class RecordingSubscriber:
 
     def __call__(self, event: ev.Event) -> None:
         """Record one event (those that are not conversation steps are ignored)."""
-        if isinstance(event, ev.TextDelta | ev.ThinkingDelta):
-            kind = "text" if isinstance(event, ev.TextDelta) else "thinking"
-            self._streams.setdefault(event.parent, _Stream()).add(kind, event.text)
-        elif isinstance(event, ev.UserPrompt):
-            self._record(event.parent, "user", message=event.message)
-        elif isinstance(event, ev.ModelCallFinished):
-            u = event.usage
-            usage = usage_dict(u.input_tokens, u.output_tokens, u.cached_tokens, u.total_tokens)
-            stream = self._streams.pop(event.parent, None)
-            chunks = stream.chunks if stream is not None else []
-            self._record(
-                event.parent, "assistant", message=event.message, usage=usage, chunks=chunks
-            )
-        elif isinstance(event, ev.ToolCallPending | ev.ToolStarted):
-            kind = "tool_pending" if isinstance(event, ev.ToolCallPending) else "tool_started"
-            self._record(event.parent, kind, call_id=event.call_id, name=event.name)
-        elif isinstance(event, ev.SubagentStarted):
-            self._record(
-                event.parent,
-                "task_started",
-                call_id=event.call_id,
-                task_id=event.task_id,
-                subagent_type=event.subagent_type,
-                description=event.description,
-            )
-        elif isinstance(event, ev.SubagentFinished):
-            self._flush_partial(event.call_id)
-        elif isinstance(event, ev.ToolFinished):
-            r = event.response
-            message = {"role": "tool", "tool_call_id": r.call_id, "content": event.model_text}
-            self._record(
-                event.parent,
-                "tool_result",
-                message=message,
-                call_id=r.call_id,
-                name=r.name,
-                args=r.args,
-                is_error=r.error is not None,
-                error=r.error,
-                error_type=r.error_type,
-                display=r.display,
-                artifact=event.artifact,
-            )
-        elif isinstance(event, ev.ToolAbandoned):
-            message = {"role": "tool", "tool_call_id": event.call_id, "content": event.message}
-            self._record(
-                event.parent,
-                "tool_result",
-                message=message,
-                call_id=event.call_id,
-                is_error=True,
-                error=event.message,
-                abandoned=True,
-            )
-        elif isinstance(event, ev.TurnFinished):
-            for parent in list(self._streams):
-                self._flush_partial(parent)
-            u = event.stats.usage
-            self._record(
-                event.parent,
-                "result",
-                is_error=event.error is not None,
-                result=event.text,
-                error=event.error,
-                num_turns=event.num_turns,
-                subtype=event.subtype,
-                usage=usage_dict(u.input_tokens, u.output_tokens, u.cached_tokens, u.total_tokens),
-                total_cost_usd=event.cost.total_usd,
-                model_usage={name: _usage_record(c.usage) for name, c in event.cost.by_model},
-            )
+        handler = _HANDLERS.get(type(event))
+        if handler is not None:
+            handler(self, event)
+
+    def _delta(self, event: ev.TextDelta | ev.ThinkingDelta) -> None:
+        kind = "text" if type(event) is ev.TextDelta else "thinking"
+        stream = self._streams.get(event.parent)
+        if stream is None:
+            stream = self._streams[event.parent] = _Stream()
+        stream.add(kind, event.text)
+
+    def _user(self, event: ev.UserPrompt) -> None:
+        self._record(event.parent, "user", message=event.message)
+
+    def _assistant(self, event: ev.ModelCallFinished) -> None:
+        u = event.usage
+        usage = usage_dict(u.input_tokens, u.output_tokens, u.cached_tokens, u.total_tokens)
+        stream = self._streams.pop(event.parent, None)
+        chunks = stream.chunks if stream is not None else []
+        self._record(event.parent, "assistant", message=event.message, usage=usage, chunks=chunks)
+
+    def _tool_step(self, event: ev.ToolCallPending | ev.ToolStarted) -> None:
+        kind = "tool_pending" if type(event) is ev.ToolCallPending else "tool_started"
+        self._record(event.parent, kind, call_id=event.call_id, name=event.name)
+
+    def _subagent_started(self, event: ev.SubagentStarted) -> None:
+        self._record(
+            event.parent,
+            "task_started",
+            call_id=event.call_id,
+            task_id=event.task_id,
+            subagent_type=event.subagent_type,
+            description=event.description,
+        )
+
+    def _subagent_finished(self, event: ev.SubagentFinished) -> None:
+        self._flush_partial(event.call_id)
+
+    def _tool_finished(self, event: ev.ToolFinished) -> None:
+        r = event.response
+        message = {"role": "tool", "tool_call_id": r.call_id, "content": event.model_text}
+        self._record(
+            event.parent,
+            "tool_result",
+            message=message,
+            call_id=r.call_id,
+            name=r.name,
+            args=r.args,
+            is_error=r.error is not None,
+            error=r.error,
+            error_type=r.error_type,
+            display=r.display,
+            artifact=event.artifact,
+        )
+
+    def _tool_abandoned(self, event: ev.ToolAbandoned) -> None:
+        message = {"role": "tool", "tool_call_id": event.call_id, "content": event.message}
+        self._record(
+            event.parent,
+            "tool_result",
+            message=message,
+            call_id=event.call_id,
+            is_error=True,
+            error=event.message,
+            abandoned=True,
+        )
+
+    def _turn_finished(self, event: ev.TurnFinished) -> None:
+        for parent in list(self._streams):
+            self._flush_partial(parent)
+        u = event.stats.usage
+        self._record(
+            event.parent,
+            "result",
+            is_error=event.error is not None,
+            result=event.text,
+            error=event.error,
+            num_turns=event.num_turns,
+            subtype=event.subtype,
+            usage=usage_dict(u.input_tokens, u.output_tokens, u.cached_tokens, u.total_tokens),
+            total_cost_usd=event.cost.total_usd,
+            model_usage={name: _usage_record(c.usage) for name, c in event.cost.by_model},
+        )
 
     def _flush_partial(self, parent: str | None) -> None:
         """Record the deltas of ``parent``'s model call that ended without a message."""
@@ -186,5 +200,20 @@ class RecordingSubscriber:
                 )
             )
 
+
+_HANDLERS: dict[type, Callable[[RecordingSubscriber, Any], None]] = {
+    ev.TextDelta: RecordingSubscriber._delta,
+    ev.ThinkingDelta: RecordingSubscriber._delta,
+    ev.UserPrompt: RecordingSubscriber._user,
+    ev.ModelCallFinished: RecordingSubscriber._assistant,
+    ev.ToolCallPending: RecordingSubscriber._tool_step,
+    ev.ToolStarted: RecordingSubscriber._tool_step,
+    ev.SubagentStarted: RecordingSubscriber._subagent_started,
+    ev.SubagentFinished: RecordingSubscriber._subagent_finished,
+    ev.ToolFinished: RecordingSubscriber._tool_finished,
+    ev.ToolAbandoned: RecordingSubscriber._tool_abandoned,
+    ev.TurnFinished: RecordingSubscriber._turn_finished,
+}
+"""Which events are conversation steps, and how each is recorded (one lookup per event)."""
 
 __all__ = ["RecordingSubscriber"]

@@ -119,7 +119,7 @@ def test_a_terminal_is_always_written_by_the_thread() -> None:
     main_fd, tty_fd = pty.openpty()
     try:
         writer = WireWriter(tty_fd)
-        assert writer._poller is None  # a stopped terminal could block a direct write
+        assert writer._direct is None  # a stopped terminal could block a direct write
         writer.write(b"hello\r\n")
         writer.close()
         assert b"hello" in os.read(main_fd, 100)
