@@ -70,6 +70,18 @@ def check_session_id(session_id: str) -> str:
     return session_id
 
 
+_STAMP: list[Any] = [-1, ""]
+"""The last second formatted by :func:`_timestamp`, and its text."""
+
+
+def _timestamp() -> str:
+    """Now in UTC as ``YYYY-MM-DDTHH:MM:SS`` (formatted once per second)."""
+    second = int(time.time())
+    if second != _STAMP[0]:
+        _STAMP[:] = [second, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))]
+    return str(_STAMP[1])
+
+
 class Recorder:
     """Appends records to ``<chats>/<session_id>.jsonl``, holding its lock while open.
 
@@ -123,7 +135,7 @@ class Recorder:
             "type": kind,
             "uuid": new_uuid(),
             "session_id": self.session_id,
-            "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()),
+            "timestamp": _timestamp(),
             "cwd": self.cwd,
             **fields,
         }

@@ -124,6 +124,20 @@ _ORJSON_DEPTH = 254
 """orjson writes at most this many levels of arrays and objects."""
 
 
+_PLAIN = frozenset({str, bool, type(None)})
+"""Types orjson writes exactly as JavaScript does (a surrogate aside, which orjson refuses)."""
+
+
+def _may_have_index_keys(value: dict[Any, Any]) -> bool:
+    """Whether some key of ``value`` may be an array index: one sorts below ``":"`` (an index
+    starts with a digit, and ``"9..." < ":"``).  ``min`` compares the keys in C; a key that is
+    not a string makes the answer yes (the caller then looks at each key)."""
+    try:
+        return bool(min(value) < ":")
+    except TypeError:
+        return True
+
+
 def _fixed(value: Any, depth: int = 0) -> Any:
     """``value`` made ready for ``orjson.dumps`` to write JavaScript's bytes: every float and
     every integer past ``2**53`` becomes a pre-encoded fragment, every object with array-index
@@ -132,19 +146,19 @@ def _fixed(value: Any, depth: int = 0) -> Any:
     (a lone surrogate makes orjson refuse, and the caller then rebuilds with :func:`_exact`).
     Raises ``RecursionError`` past orjson's depth, so :func:`encode` writes level by level.
 
-    Called on every message written, so the common types are tested by identity first and a
-    key is matched against the index pattern only when it starts with a digit.
+    Called on every message written, so the common types are tested by identity first and
+    the keys are matched against the index pattern only when one sorts before ``":"``.
     """
     kind = type(value)
     if depth > _ORJSON_DEPTH:
         raise RecursionError(_TOO_DEEP)
     if kind is dict:
+        if value and _may_have_index_keys(value) and any(map(_is_array_index, value)):
+            return _exact(value)  # reordered keys: rebuild this object whole
         copy: dict[Any, Any] | None = None
         for key, item in value.items():
-            if type(key) is str and key[:1].isdigit() and _is_array_index(key):
-                return _exact(value)  # reordered keys: rebuild this object whole
             t = type(item)
-            if t is str or t is bool or item is None:
+            if t in _PLAIN:
                 continue
             if t is int:
                 if -_MAX_SAFE_INT <= item <= _MAX_SAFE_INT:
@@ -164,7 +178,7 @@ def _fixed(value: Any, depth: int = 0) -> Any:
         items: list[Any] | None = None
         for i, item in enumerate(value):
             t = type(item)
-            if t is str or t is bool or item is None:
+            if t in _PLAIN:
                 continue
             if t is int:
                 if -_MAX_SAFE_INT <= item <= _MAX_SAFE_INT:
