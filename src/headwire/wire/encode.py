@@ -152,11 +152,12 @@ def _fixed(value: Any, depth: int = 0) -> Any:
     kind = type(value)
     if depth > _ORJSON_DEPTH:
         raise RecursionError(_TOO_DEEP)
-    if kind is dict:
-        if value and _may_have_index_keys(value) and any(map(_is_array_index, value)):
+    if kind is dict or kind is list or kind is tuple:
+        is_dict = kind is dict
+        if is_dict and value and _may_have_index_keys(value) and any(map(_is_array_index, value)):
             return _exact(value)  # reordered keys: rebuild this object whole
-        copy: dict[Any, Any] | None = None
-        for key, item in value.items():
+        copy: Any = None
+        for key, item in value.items() if is_dict else enumerate(value):
             t = type(item)
             if t in _PLAIN:
                 continue
@@ -171,29 +172,9 @@ def _fixed(value: Any, depth: int = 0) -> Any:
                 if new is item:
                     continue
             if copy is None:
-                copy = dict(value)
+                copy = dict(value) if is_dict else list(value)
             copy[key] = new
         return value if copy is None else copy
-    if kind is list or kind is tuple:
-        items: list[Any] | None = None
-        for i, item in enumerate(value):
-            t = type(item)
-            if t in _PLAIN:
-                continue
-            if t is int:
-                if -_MAX_SAFE_INT <= item <= _MAX_SAFE_INT:
-                    continue
-                new = _number_fragment(item)
-            elif t is float:
-                new = _number_fragment(item)
-            else:
-                new = _fixed(item, depth + 1)
-                if new is item:
-                    continue
-            if items is None:
-                items = list(value)
-            items[i] = new
-        return value if items is None else items
     if kind is str or kind is bool or value is None:
         return value
     if kind is int:

@@ -63,28 +63,18 @@ def _swap_long(value: Any, found: dict[str, str], depth: int, long_chars: int) -
         return mark
     if depth <= 0:
         return value
-    if kind is dict:
-        copy: dict[Any, Any] | None = None
-        for k, v in value.items():
-            if type(v) in _LEAVES and (type(v) is not str or len(v) < long_chars):
+    if kind is dict or kind is list or kind is tuple:
+        is_dict = kind is dict
+        copy: Any = None
+        for key, item in value.items() if is_dict else enumerate(value):
+            if type(item) in _LEAVES and (type(item) is not str or len(item) < long_chars):
                 continue
-            new = _swap_long(v, found, depth - 1, long_chars)
-            if new is not v:
+            new = _swap_long(item, found, depth - 1, long_chars)
+            if new is not item:
                 if copy is None:
-                    copy = dict(value)
-                copy[k] = new
+                    copy = dict(value) if is_dict else list(value)
+                copy[key] = new
         return value if copy is None else copy
-    if kind is list or kind is tuple:
-        items: list[Any] | None = None
-        for i, v in enumerate(value):
-            if type(v) in _LEAVES and (type(v) is not str or len(v) < long_chars):
-                continue
-            new = _swap_long(v, found, depth - 1, long_chars)
-            if new is not v:
-                if items is None:
-                    items = list(value)
-                items[i] = new
-        return value if items is None else items
     if isinstance(value, str):  # a str subclass
         return (
             _swap_long(str(value), found, depth, long_chars) if len(value) >= long_chars else value
