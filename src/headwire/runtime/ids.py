@@ -30,7 +30,7 @@ def _reseed() -> None:
     version = "4" + h[13:16]
     variant = "89ab"[int(h[16], 16) & 3] + h[17:20]
     _prefix = f"{h[:8]}-{h[8:12]}-{version}-{variant}-"
-    _counter = itertools.count(int.from_bytes(os.urandom(4), "big"))
+    _counter = itertools.count(int.from_bytes(os.urandom(6), "big"))
 
 
 _reseed()
