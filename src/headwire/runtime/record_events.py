@@ -128,12 +128,10 @@ class RecordingSubscriber:
 
     def _tool_finished(self, event: ev.ToolFinished) -> None:
         r = event.response
-        message = {"role": "tool", "tool_call_id": r.call_id, "content": event.model_text}
-        self._record(
+        self._tool_result(
             event.parent,
-            "tool_result",
-            message=message,
-            call_id=r.call_id,
+            r.call_id,
+            event.model_text,
             name=r.name,
             args=r.args,
             is_error=r.error is not None,
@@ -144,16 +142,19 @@ class RecordingSubscriber:
         )
 
     def _tool_abandoned(self, event: ev.ToolAbandoned) -> None:
-        message = {"role": "tool", "tool_call_id": event.call_id, "content": event.message}
-        self._record(
+        self._tool_result(
             event.parent,
-            "tool_result",
-            message=message,
-            call_id=event.call_id,
+            event.call_id,
+            event.message,
             is_error=True,
             error=event.message,
             abandoned=True,
         )
+
+    def _tool_result(self, parent: str | None, call_id: str, content: str, **fields: Any) -> None:
+        """A ``tool_result`` record: the model-facing ``tool`` message, then ``fields``."""
+        message = {"role": "tool", "tool_call_id": call_id, "content": content}
+        self._record(parent, "tool_result", message=message, call_id=call_id, **fields)
 
     def _turn_finished(self, event: ev.TurnFinished) -> None:
         for parent in list(self._streams):
