@@ -61,6 +61,8 @@ def test_resume_of_a_wrong_typed_record_is_a_one_line_error(tmp_path: Path) -> N
     assert "Traceback" not in done.stderr
     (line,) = _stderr_lines(done.stderr)
     assert "damaged" in line and '"tool_calls" is 5' in line, line
+    shown = run_cli(["sessions", "export", "--format", "md", session], tmp_path)
+    assert shown.returncode == 0 and "Traceback" not in shown.stderr, shown.stderr
 
 
 def test_continue_and_resume_never_open_a_fifo(tmp_path: Path) -> None:

@@ -46,7 +46,7 @@ RECORD = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(records=st.lists(RECORD, max_size=6))
 def test_any_records_give_a_conversation_of_good_shapes_or_one_error(
     records: list[dict[str, Any]],
