@@ -174,6 +174,7 @@ def _tear(recording: Path) -> None:
     os.truncate(recording, recording.stat().st_size + TORN_BYTES)
 
 
+@pytest.mark.slow  # about 5 s: three runs, one over a 200 MiB (sparse) recording
 @pytest.mark.parametrize("command", ["export", "resume"])
 def test_a_torn_200_mib_last_line_is_skipped_in_bounded_memory(
     tmp_path: Path, command: str
