@@ -25,7 +25,8 @@ from tests.fakes.fake_openai import FakeOpenAI
 
 ESC = "\x1b"
 ANSWER = b"The answer.\nSecond line.\n"
-KEEP = ("PATH", "HOME", "HEADWIRE_HOME", "PYTHONPATH", "TERM", "LANG")
+KEEP = ("PATH", "HOME", "HEADWIRE_HOME", "PYTHONPATH")
+"""What a tmux pane's command gets from :func:`env_for` (the pane sets its own TERM, locale)."""
 SHELL = "run_shell_command"
 
 
