@@ -191,6 +191,40 @@ def test_repl_asks_obeys_and_keeps_slash_commands_local(tmp_path: Path) -> None:
         assert command not in contents
 
 
+def test_repl_keys_typed_before_a_question_never_answer_it(tmp_path: Path) -> None:
+    """Typed while the model thinks, ``also run the tests`` must not be read as ``a`` (allow
+    from now on): the question waits for a key pressed after it appears."""
+    slow = {**_touch("one.txt"), "delay_s": 2.5}
+    replies = [slow, _touch("two.txt"), {"text": "done both"}]
+    with FakeOpenAI(replies) as fake:
+        term = _repl(tmp_path, fake)
+        try:
+            term.wait_prompt(1, timeout=30)
+            term.type("make files")
+            term.wait("thinking")  # the turn runs; the model has not answered yet
+            assert not (tmp_path / "proj" / "one.txt").exists()
+            term.send("-l", "also run the tests")
+            term.send("Enter")
+            term.wait(r"\? allow run_shell_command: touch one.txt")
+            time.sleep(0.5)  # a typed-ahead key would have answered by now
+            screen = term.screen(history=True)
+            assert not (tmp_path / "proj" / "one.txt").exists(), screen
+            assert "typed before this question" in screen, screen
+            term.send("y")
+            term.wait(r"\? allow run_shell_command: touch two.txt")  # still asked: no "always"
+            assert (tmp_path / "proj" / "one.txt").exists()
+            term.send("n")
+            term.wait("done both")
+            term.wait_prompt(2)
+            assert not (tmp_path / "proj" / "two.txt").exists()
+            term.send("C-d")
+            assert term.wait_exit() == 0
+        finally:
+            term.close()
+        requests = list(fake.requests)
+    assert "also run the tests" not in _contents(requests)
+
+
 def test_repl_ctrl_c_cancels_a_running_tool_and_returns_to_the_prompt(tmp_path: Path) -> None:
     sleep = {"tool": SHELL, "args": {"command": "sleep 30", "is_background": False}}
     with FakeOpenAI([sleep, {"text": "after"}, {"text": "next answer"}]) as fake:
