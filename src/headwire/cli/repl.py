@@ -45,8 +45,9 @@ from headwire.cli.slash import (
     resolve_session,
 )
 from headwire.errors import ExitCode, HeadwireError, UsageError
-from headwire.io.stdio import warn
-from headwire.progress import printable, short_args
+from headwire.io.stdio import prompt_output, warn
+from headwire.printable import printable
+from headwire.progress import short_args
 from headwire.runtime.agent import AskPermission
 from headwire.runtime.permissions import Decision
 from headwire.runtime.recording import conversation_of, find_session
@@ -177,11 +178,10 @@ class Repl:
     def _prompt_session(self) -> Any:
         if self._session is None:
             from prompt_toolkit import PromptSession
-            from prompt_toolkit.output import create_output
 
             self._session = PromptSession[str](
                 history=_history(),
-                output=create_output(stdout=sys.stderr),
+                output=prompt_output(),
                 key_bindings=_line_keys(),
                 erase_when_done=False,
             )
@@ -366,7 +366,6 @@ async def _approval(tool: Tool, args: dict[str, Any]) -> str:
     from prompt_toolkit import PromptSession
     from prompt_toolkit.key_binding import KeyBindings
     from prompt_toolkit.keys import Keys
-    from prompt_toolkit.output import create_output
 
     keys = KeyBindings()
     answers = {"y": "once", "Y": "once", "a": "always", "A": "always", "n": "deny", "N": "deny"}
@@ -378,7 +377,7 @@ async def _approval(tool: Tool, args: dict[str, Any]) -> str:
     keys.add(Keys.Any)(lambda event: None)
     name = printable(tool.name, one_line=True)
     detail = short_args(tool.name, args, width=400)
-    session = PromptSession[str](output=create_output(stdout=sys.stderr), key_bindings=keys)
+    session = PromptSession[str](output=prompt_output(), key_bindings=keys)
     warn(f"? allow {name}: {detail}")
     dropped = _drop_typeahead(session.input)
     if dropped:
