@@ -61,7 +61,10 @@ class Tmux:
             + [shlex.quote(a) for a in argv]
         )
         config = tmp / "tmux.conf"
-        config.write_text("set-option -g remain-on-exit on\nset-option -g history-limit 5000\n")
+        config.write_text(
+            "set-option -g remain-on-exit on\nset-option -g history-limit 5000\n"
+            "set-option -g set-clipboard on\n"  # an OSC 52 write makes a paste buffer
+        )
         self._run(
             "-f",
             str(config),
@@ -133,6 +136,15 @@ class Tmux:
             if time.monotonic() > deadline:
                 raise AssertionError(f"no prompt #{count} after {timeout}s:\n{screen}")
             time.sleep(0.005)
+
+    def title(self) -> str:
+        """The pane's title (an OSC 0 or 2 sequence the command wrote sets it)."""
+        return self._run("display-message", "-p", "-t", "t", "#{pane_title}").strip()
+
+    def buffers(self) -> list[str]:
+        """The paste buffers' contents (each OSC 52 clipboard write the command made)."""
+        names = self._run("list-buffers", "-F", "#{buffer_name}").split()
+        return [self._run("show-buffer", "-b", name) for name in names]
 
     def pid(self) -> int:
         """The process id of the command."""

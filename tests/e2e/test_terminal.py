@@ -10,7 +10,9 @@
 
 from __future__ import annotations
 
+import base64
 import os
+import shlex
 import subprocess
 import sys
 import time
@@ -116,6 +118,81 @@ def test_verbose_without_a_terminal_writes_plain_lines(tmp_path: Path) -> None:
     assert f"● {SHELL}  sleep 1.2 && echo hi\n  ✓ 2 bytes in 1." in text
     assert "The answer.\nSecond line.\n" in text  # the text as it streamed
     assert f"{SHELL} running" not in text  # no live region off a terminal
+
+
+# ---------------------------------------------------------------------------------------------
+# Text from models and tools on a real terminal: shown as ^[, never run.
+
+
+def _hostile(mark: str) -> str:
+    """Text that retitles the window (OSC 2), writes the clipboard (OSC 52), clears the screen
+    and moves the cursor (CSI), asks the terminal a question (DCS) and opens an 8-bit CSI."""
+    clip = base64.b64encode(f"CLIP-{mark}".encode()).decode()
+    return (
+        f"<{mark}>\x1b]2;TITLE-{mark}\x07\x1b]52;c;{clip}\x07\x1b[2J\x1b[H"
+        f"\x1bP+q544e\x1b\\\x9b31m</{mark}>"
+    )
+
+
+def _shown(mark: str) -> str:
+    """:func:`_hostile` as the terminal must show it."""
+    clip = base64.b64encode(f"CLIP-{mark}".encode()).decode()
+    return f"<{mark}>^[]2;TITLE-{mark}^G^[]52;c;{clip}^G^[[2J^[[H^[P+q544e^[\\\\x9b31m</{mark}>"
+
+
+SURFACES = ("live", "answer", "error", "schema", "show", "repl")
+"""Where model text reaches a person: the live region of a ``-p`` run's progress, its answer
+on a terminal stdout, text mode's error line, a ``--json-schema`` failure's "it began",
+``sessions show`` (the recorded prompt), the REPL's answer."""
+
+
+def test_model_text_never_drives_the_terminal(tmp_path: Path) -> None:
+    home, proj = tmp_path / "home", tmp_path / "proj"
+    home.mkdir()
+    proj.mkdir()
+    session = "5f0c2a8e-1b7d-4c3e-9a6f-2d4b8e1c7a90"
+    scripts = {
+        "run": [
+            {"text": _hostile("live"), "tool": SHELL, "args": {"command": "echo hi"}},
+            {"text": _hostile("answer")},
+        ],
+        "error": [{"error": _hostile("error")}],
+        "schema": [{"text": _hostile("schema")}] * 3,
+        "repl": [{"text": _hostile("repl")}],
+    }
+    files = {
+        name: write_script(tmp_path / f"{name}.jsonl", turns) for name, turns in scripts.items()
+    }
+    hw = f"{shlex.quote(sys.executable)} -m headwire"
+    steps = [
+        f"{hw} -m scripted --script {files['run']} --yolo --session-id {session} "
+        f"-p {shlex.quote(_hostile('show'))}",
+        f"{hw} -m scripted --script {files['error']} -p go",
+        f'{hw} -m scripted --script {files["schema"]} --json-schema \'{{"type":"object"}}\' -p go',
+        f"{hw} sessions show {session}",
+        f"exec {hw} -m scripted --script {files['repl']}",
+    ]
+    runner = tmp_path / "run.sh"
+    runner.write_text("\n".join(steps) + "\n")
+    env = {k: v for k, v in env_for(home).items() if k in KEEP}
+    term = Tmux(tmp_path, ["sh", str(runner)], env, proj)
+    try:
+        term.wait("Ctrl-D leaves", timeout=60)
+        term.wait_prompt(1)
+        term.type("go")
+        term.wait("</repl>")
+        term.wait_prompt(2)
+        term.send("C-d")
+        assert term.wait_exit() == 0
+        screen = term.screen(history=True)
+        title, buffers = term.title(), term.buffers()
+    finally:
+        term.close()
+    problems = [f"not shown as ^[: {mark}" for mark in SURFACES if _shown(mark) not in screen]
+    if "TITLE-" in title:
+        problems.append(f"an OSC 2 retitled the window: {title!r}")
+    problems += [f"an OSC 52 wrote the clipboard: {text!r}" for text in buffers]
+    assert not problems, "\n".join(problems) + "\n" + screen
 
 
 # ---------------------------------------------------------------------------------------------
