@@ -151,7 +151,7 @@ def test_model_text_never_drives_the_terminal(tmp_path: Path) -> None:
     home.mkdir()
     proj.mkdir()
     session = "5f0c2a8e-1b7d-4c3e-9a6f-2d4b8e1c7a90"
-    scripts = {
+    scripts: dict[str, list[dict[str, Any]]] = {
         "run": [
             {"text": _hostile("live"), "tool": SHELL, "args": {"command": "echo hi"}},
             {"text": _hostile("answer")},
