@@ -40,7 +40,7 @@ from headwire.events import Event, RecordingDegraded, TurnFinished
 from headwire.headless import HeadlessEmitter
 from headwire.io.dual_output import DualOutputError, check_json_fd
 from headwire.io.signals import run_cancellable
-from headwire.io.stdio import for_terminal, warn
+from headwire.io.stdio import for_terminal, route_library_notes, warn
 from headwire.io.writer import WireWriter
 from headwire.protocol.messages import JsonDict
 from headwire.runtime.agent import CANCELLED_MESSAGE, AskPermission
@@ -243,6 +243,7 @@ def run_agent(argv: list[str]) -> int:
 
     In JSON and stream-JSON modes a failure before the turn (bad flags included) still ends
     with one error ``result`` on stdout (:mod:`headwire.cli.result_guard`)."""
+    route_library_notes()
     parser = build_parser()
     guard = ResultGuard("text" if "--acp" in argv else output_format_of(argv))
     try:

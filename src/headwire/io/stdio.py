@@ -14,7 +14,8 @@ write, a cursor move) is shown as ``^[``, never run:
 * :func:`prompt_output`: where the REPL's ``prompt_toolkit`` prompts draw (stderr);
 * :func:`for_terminal`: the text-mode answer when stdout is a terminal (the REPL, ``-p`` on a
   terminal); on a pipe or a file the answer stays byte for byte what the model wrote;
-* :func:`install_excepthook`: an unexpected traceback goes to stderr through the sanitizer.
+* :func:`install_excepthook`, :func:`route_library_notes`: an unexpected traceback, a
+  thread's, and a library's log record no handler took go to stderr through the sanitizer.
 
 ``tests/unit/io/test_terminal_writers.py`` lists every module that touches ``sys.stderr``,
 ``sys.stdout``, a ``rich`` console or a ``prompt_toolkit`` output, and fuzzes each path.
@@ -40,6 +41,7 @@ __all__ = [
     "install_excepthook",
     "prompt_output",
     "relay",
+    "route_library_notes",
     "say",
     "stderr_is_terminal",
     "stdout_is_terminal",
@@ -152,3 +154,25 @@ def install_excepthook() -> None:
     """Show an unexpected traceback (whose message may quote a model or a tool) through the
     sanitizer."""
     sys.excepthook = _excepthook
+
+
+def route_library_notes() -> None:
+    """Send what libraries print on their own through the sanitizer too: a thread's uncaught
+    exception, and log records no handler took (``logging.lastResort``: asyncio's "Task
+    exception was never retrieved", whose text may quote a model).  Imports ``logging`` and
+    ``threading``, so it is called where the agent starts, not for ``--version``."""
+    import logging
+    import threading
+
+    class Notes(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            with contextlib.suppress(Exception):
+                warn(self.format(record))
+
+    logging.lastResort = Notes(logging.WARNING)
+
+    def thread_hook(args: threading.ExceptHookArgs) -> None:
+        if args.exc_type is not SystemExit:
+            _excepthook(args.exc_type, args.exc_value or args.exc_type(), args.exc_traceback)
+
+    threading.excepthook = thread_hook

@@ -16,7 +16,10 @@ from __future__ import annotations
 
 import ast
 import io
+import logging
 import re
+import sys
+import threading
 from typing import Any
 
 import pytest
@@ -140,6 +143,36 @@ def test_stderr_notes_and_relayed_output_are_sanitized(text: str) -> None:
         stdio.warn(text)
         stdio.relay(text)
     _safe(err.getvalue())
+
+
+@settings(max_examples=50, deadline=None)
+@given(terminal_sequences())
+def test_tracebacks_and_library_notes_are_sanitized(text: str) -> None:
+    err = Terminal()
+    quiet = logging.getLogger("headwire-test-no-handler")
+    quiet.propagate = False  # no handler anywhere: logging.lastResort takes the record
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr("sys.stderr", err)
+        mp.setattr("sys.excepthook", sys.excepthook)
+        mp.setattr("threading.excepthook", threading.excepthook)
+        mp.setattr("logging.lastResort", logging.lastResort)
+        stdio.install_excepthook()
+        stdio.route_library_notes()
+        try:
+            raise ValueError(text)
+        except ValueError as exc:
+            sys.excepthook(ValueError, exc, exc.__traceback__)
+        quiet.warning("%s", text)
+
+        def fail() -> None:
+            raise ValueError(text)
+
+        thread = threading.Thread(target=fail)
+        thread.start()
+        thread.join()
+    shown = err.getvalue()
+    assert shown.count("Traceback (most recent call last)") == 2, shown
+    _safe(shown)
 
 
 @settings(max_examples=150, deadline=None)
