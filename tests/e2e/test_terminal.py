@@ -5,7 +5,13 @@
   with stderr on a pipe, where stderr shows no progress at all.
 * The REPL (tmux, against the fake OpenAI server): asks for approval and obeys ``y`` and ``n``;
   slash commands never reach the model; Ctrl-C during a 30 s tool returns to the prompt in
-  under 0.5 s with the process alive; Ctrl-D at an empty prompt leaves with 0.
+  under 0.5 s with the process alive; Ctrl-D at an empty prompt leaves with 0; keys typed
+  while the model thinks never answer the approval question that follows.
+* Model text with OSC 2 (title), OSC 52 (clipboard), CSI, DCS and C1 sequences changes no
+  title and no clipboard and shows as ``^[`` wherever it reaches the terminal.
+
+Each pane gets its own TERM and locale (:mod:`tests.e2e.terminal`): the caller's ``TERM=dumb``
+or ``LANG=C`` changes nothing.
 """
 
 from __future__ import annotations
