@@ -84,7 +84,7 @@ from headwire.acp.updates import (
 from headwire.errors import ConfigError, ExitCode, UsageError
 from headwire.io.lines import ReadError, fd_lines, stdin_fd
 from headwire.io.signals import run_cancellable
-from headwire.io.stdio import warn
+from headwire.io.stdio import divert_stdout, warn
 from headwire.io.writer import WireWriter
 from headwire.protocol import acp_peer as peer
 from headwire.protocol import jsonrpc as rpc
@@ -516,7 +516,7 @@ def run_acp(
     session (tools and MCP servers stopped) and exits 130 or 143.
     """
     wire = sys.stdout.buffer
-    sys.stdout = sys.stderr
+    divert_stdout()
     _widen_pipe(wire)
     writer = WireWriter(wire)
 
