@@ -1,0 +1,222 @@
+"""Issue 21, findings 1 and 6, against the real CLI and the fake OpenAI server: a repository's
+context files are text from inside it, nothing else, and a repository cannot loosen the user's
+limits.  Also the one trust table: every setting and project file has a row, every reader of
+project files and keys consults it, and the docs are generated from it."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from headwire.cli.settings_docs import render, security_block
+from headwire.runtime.settings import schema_keys
+from headwire.runtime.trust import (
+    NARROWING_VALUES,
+    PROJECT_TABLE,
+    project_entry,
+    project_may,
+)
+from tests.e2e.helpers import Proc, run_cli
+from tests.fakes.fake_openai import FakeOpenAI
+from tests.paths import ROOT
+
+SRC = ROOT / "src" / "headwire"
+FAKE_KEY = "FAKE-PRIVATE-KEY-h21-0123456789"
+CI_TOKEN = "ci-token-h21-abcdef0123456789"
+
+
+def _system(body: dict[str, Any]) -> str:
+    first = body["messages"][0]
+    assert first["role"] == "system"
+    return str(first["content"])
+
+
+def _openai(fake: FakeOpenAI, args: list[str], tmp: Path, **env: str) -> Proc:
+    flags = ["--auth-type", "openai", "-m", "fake-model", "-o", "stream-json", *args]
+    extra = {"OPENAI_BASE_URL": fake.base_url, "OPENAI_API_KEY": "k", **env}
+    return run_cli(flags, tmp, **extra)
+
+
+# -- finding 1: context files ---
+
+
+def test_untrusted_repository_cannot_send_secrets_through_context_files(tmp_path: Path) -> None:
+    """QWEN.md -> /proc/self/environ, AGENTS.md -> ~/.ssh/id_rsa and a FIFO context file: the
+    first request's system prompt holds none of them, the run does not block, and each is
+    named in one note on stderr (stdout stays protocol)."""
+    home, proj = tmp_path / "home", tmp_path / "proj"
+    (home / ".ssh").mkdir(parents=True)
+    (proj / ".git").mkdir(parents=True)
+    (home / ".ssh" / "id_rsa").write_text(f"-----BEGIN OPENSSH PRIVATE KEY-----\n{FAKE_KEY}\n")
+    (proj / "QWEN.md").symlink_to("/proc/self/environ")
+    (proj / "AGENTS.md").symlink_to(home / ".ssh" / "id_rsa")
+    os.mkfifo(proj / "PIPE.md")
+    (proj / "NOTES.md").write_text("repository notes")
+    names = '{"context": {"fileName": ["QWEN.md", "AGENTS.md", "PIPE.md", "NOTES.md"]}}'
+    with FakeOpenAI([{"text": "ok"}], log_path=tmp_path / "requests.log", log_bodies=True) as fake:
+        proc = _openai(fake, ["--settings", names, "-p", "hi"], tmp_path, CI_TOKEN=CI_TOKEN)
+        system = _system(fake.requests[0])
+    assert proc.returncode == 0, proc.stderr
+    logged = (tmp_path / "requests.log").read_text()
+    for text in (system, logged, proc.stdout.decode()):
+        assert FAKE_KEY not in text and CI_TOKEN not in text and "PATH=" not in text
+    assert "--- Context from: NOTES.md ---\nrepository notes" in system
+    notes = [line for line in proc.stderr.splitlines() if "context file" in line]
+    assert len(notes) == 3, proc.stderr
+    assert sum("leads outside" in n for n in notes) == 2
+    assert sum("not a regular file" in n for n in notes) == 1
+    assert [m["type"] for m in proc.lines()][-1] == "result"
+
+
+def test_context_file_above_the_repository_root_is_not_read(tmp_path: Path) -> None:
+    (tmp_path / "proj" / ".git").mkdir(parents=True)
+    (tmp_path / "QWEN.md").write_text("ABOVE-THE-ROOT")
+    (tmp_path / "proj" / "QWEN.md").write_text("in the repository")
+    with FakeOpenAI([{"text": "ok"}]) as fake:
+        proc = _openai(fake, ["-p", "hi"], tmp_path)
+        system = _system(fake.requests[0])
+    assert proc.returncode == 0, proc.stderr
+    assert "in the repository" in system and "ABOVE-THE-ROOT" not in system
+
+
+def test_context_file_name_is_a_file_name(tmp_path: Path) -> None:
+    """``../.ssh/id_rsa`` or an absolute path is refused (exit 2, one line, nothing sent);
+    a plain name from an untrusted project is ignored with a note (it could name a file of
+    the user's data folder, such as its settings.json)."""
+    proj, home = tmp_path / "proj", tmp_path / "home"
+    (proj / ".headwire").mkdir(parents=True)
+    (home / ".headwire").mkdir(parents=True)
+    (home / ".headwire" / "settings.json").write_text('{"env": {"USER_SECRET": "SECRET-42"}}')
+    settings = proj / ".headwire" / "settings.json"
+    for names in (["../.ssh/id_rsa"], ["QWEN.md", str(tmp_path / "abs-secret")]):
+        settings.write_text(json.dumps({"context": {"fileName": names}}))
+        with FakeOpenAI([{"text": "ok"}]) as fake:
+            proc = _openai(fake, ["-p", "hi"], tmp_path)
+            assert fake.requests == []
+        assert proc.returncode == 2
+        assert "context.fileName" in proc.stderr and "expected a file name" in proc.stderr
+    settings.write_text('{"context": {"fileName": "settings.json"}}')
+    with FakeOpenAI([{"text": "ok"}]) as fake:
+        proc = _openai(fake, ["-p", "hi"], tmp_path)
+        system = _system(fake.requests[0])
+    assert proc.returncode == 0, proc.stderr
+    assert "SECRET-42" not in system
+    assert "ignoring context.fileName in" in proc.stderr and "not a trusted folder" in proc.stderr
+
+
+# -- finding 6: limits and accounting ---
+
+
+def _price(rate: float) -> dict[str, Any]:
+    return {"fake-model": {"inputPerMillionTokens": rate, "outputPerMillionTokens": rate}}
+
+
+def test_untrusted_project_pricing_cannot_lift_the_budget(tmp_path: Path) -> None:
+    """The user's price ($100 a million tokens: $0.0014 a call) against the project's 0: the
+    budget of $0.001 stops the run after its first call, with a note about the project key."""
+    proj, home = tmp_path / "proj", tmp_path / "home" / ".headwire"
+    (proj / ".headwire").mkdir(parents=True)
+    home.mkdir(parents=True)
+    (home / "settings.json").write_text(json.dumps({"modelPricing": _price(100)}))
+    (proj / ".headwire" / "settings.json").write_text(json.dumps({"modelPricing": _price(0)}))
+    tool = {"tool": "glob", "args": {"pattern": "*"}}
+    with FakeOpenAI([tool] * 5 + [{"text": "done"}]) as fake:
+        proc = _openai(fake, ["--yolo", "--max-budget-usd", "0.001", "-p", "go"], tmp_path)
+        calls = len(fake.requests)
+    assert calls == 1, proc.stderr
+    assert proc.returncode == 53, proc.stderr
+    result = proc.lines()[-1]
+    assert result["subtype"] == "error_max_budget_usd"
+    assert result["total_cost_usd"] > 0.001
+    assert re.search(r"ignoring modelPricing in \S+settings\.json \(not a trusted", proc.stderr)
+
+
+# -- the one table ---
+
+
+def test_every_setting_and_project_file_has_one_row() -> None:
+    names = [entry.name for entry in PROJECT_TABLE]
+    assert len(names) == len(set(names))
+    settings = {entry.name for entry in PROJECT_TABLE if entry.kind == "setting"}
+    assert settings == set(schema_keys())
+    assert set(NARROWING_VALUES) == {e.name for e in PROJECT_TABLE if e.who == "narrowing"}
+    denied = {e.name for e in PROJECT_TABLE if e.who in ("trusted", "narrowing", "user")}
+    assert denied >= {
+        "modelPricing",
+        "model.maxSessionTurns",
+        "tools.allowed",
+        "tools.approvalMode",
+        "tools.webFetch.allowPrivateNetwork",
+        "context.fileName",
+        "env",
+        "mcpServers",
+        ".headwire/agents/*.md",
+    }
+
+
+@given(
+    st.sampled_from(PROJECT_TABLE),
+    st.one_of(st.none(), st.sampled_from(["default", "plan", "auto-edit", "yolo"]), st.integers()),
+)
+def test_trust_only_adds(entry: Any, value: Any) -> None:
+    """Trust never takes away; ``user`` rows are never set by a project; ``any`` rows always."""
+    untrusted = project_may(entry.name, False, value)
+    trusted = project_may(entry.name, True, value)
+    assert trusted or not untrusted
+    assert trusted is (entry.who != "user")
+    if entry.who == "any":
+        assert untrusted
+    if entry.who in ("trusted", "user"):
+        assert not untrusted
+    if entry.who == "narrowing":
+        assert untrusted is (value in NARROWING_VALUES[entry.name])
+
+
+READERS = {
+    "runtime/settings.py": "project settings keys and the project settings file",
+    "runtime/context_files.py": "context files",
+    "cli/project_trust.py": "the project's agent folder",
+}
+"""Every module that reads project-controlled files or keys; each consults the table."""
+NOT_READERS = {
+    "runtime/mcp/config.py": "gets mcpServers from the settings, already filtered by the table",
+    "runtime/trust.py": "the table itself",
+}
+_PROJECT_READ = re.compile(
+    r"""cwd\s*/\s*(?:PROJECT_DIR|"\.headwire")|"(?:QWEN|AGENTS)\.md"|\bmake_layer\(|"""
+    r"""\bcontext_file_paths\(|\.headwire/agents"""
+)
+
+
+def test_every_reader_of_project_files_consults_the_table() -> None:
+    found = set()
+    for path in SRC.rglob("*.py"):
+        rel = path.relative_to(SRC).as_posix()
+        code = "\n".join(
+            line for line in path.read_text().splitlines() if not line.lstrip().startswith("#")
+        )
+        code = re.sub(r'"""[\s\S]*?"""', "", code)  # docstrings name files without reading
+        if _PROJECT_READ.search(code):
+            found.add(rel)
+    assert found - set(NOT_READERS) == set(READERS), found
+    for rel in READERS:
+        assert "project_may(" in (SRC / rel).read_text(), rel
+    assert project_entry(".headwire/settings.json").who == "any"
+
+
+def test_docs_carry_the_generated_trust_table() -> None:
+    security = (ROOT / "docs" / "security.md").read_text()
+    assert security_block() in security, (
+        "docs/security.md's trust table is stale: regenerate it with "
+        "`python -m headwire.cli.settings_docs --security docs/security.md`"
+    )
+    settings = (ROOT / "docs" / "settings.md").read_text()
+    assert settings == render()
+    for entry in PROJECT_TABLE:
+        assert entry.why.split(":")[0] in security and entry.why.split(":")[0] in settings
