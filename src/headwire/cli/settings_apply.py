@@ -33,8 +33,8 @@ _CACHE_ATTR = "_headwire_settings"
 
 def is_trusted(cwd: Path, args: argparse.Namespace | None = None) -> bool:
     """Whether the folder ``cwd`` is trusted (:mod:`headwire.runtime.trust`: the user's trust
-    list, ``--trust-project`` or ``HEADWIRE_TRUST_PROJECT=1``): its project settings may then
-    set the keys that run code or reach the network, and its context files are read."""
+    list, ``--trust-project`` or ``HEADWIRE_TRUST_PROJECT=1``): what its project settings may
+    then set is the trust table's say (:data:`headwire.runtime.trust.PROJECT_TABLE`)."""
     from headwire.runtime.trust import is_trusted as trusted
 
     return trusted(cwd, data_dir(), flag=bool(getattr(args, "trust_project", False)))

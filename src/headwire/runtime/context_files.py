@@ -36,6 +36,7 @@ an unreadable one skipped with a note.  (Not done: Qwen Code's ``@file`` imports
 from __future__ import annotations
 
 import os
+import re
 import stat
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -65,6 +66,15 @@ def find_project_root(start: Path) -> Path | None:
         if current.parent == current:
             return None
         current = current.parent
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def one_line(text: str) -> str:
+    """``text`` with every C0/C1 control character (newlines, ESC) written as ``\\xNN``: a
+    link target or folder name the repository chose cannot break a note's single line."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 def is_file_name(name: str) -> bool:
@@ -111,7 +121,9 @@ def context_file_paths(
     for name in names:
         if not is_file_name(name):
             if note is not None:
-                note(f"headwire: note: context file name {name!r} skipped: not a file name")
+                note(
+                    one_line(f"headwire: note: context file name {name!r} skipped: not a file name")
+                )
             continue
         global_path = user_dir / name
         add(global_path)
@@ -178,14 +190,16 @@ def read_context_files(
         except OSError as exc:
             if note is not None:
                 reason = exc.strerror or str(exc)
-                note(f"headwire: note: context file {path} skipped: {reason}")
+                note(one_line(f"headwire: note: context file {path} skipped: {reason}"))
             continue
         if len(raw) > MAX_CONTEXT_FILE_BYTES:
             raw = raw[:MAX_CONTEXT_FILE_BYTES]
             if note is not None:
                 note(
-                    f"headwire: note: context file {path} is longer than "
-                    f"{MAX_CONTEXT_FILE_BYTES} bytes; the rest is left out"
+                    one_line(
+                        f"headwire: note: context file {path} is longer than "
+                        f"{MAX_CONTEXT_FILE_BYTES} bytes; the rest is left out"
+                    )
                 )
         text = raw.decode("utf-8", "replace")
         out.append(ContextFile(path, os.path.relpath(path, cwd), text))

@@ -5,6 +5,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
 from headwire.runtime import context_files as cf
 from headwire.runtime.context_files import (
     ContextFile,
@@ -13,6 +17,7 @@ from headwire.runtime.context_files import (
     format_context,
     load_context,
 )
+from headwire.runtime.trust import resolve_inside
 
 NAMES = ("QWEN.md", "AGENTS.md")
 
@@ -184,3 +189,48 @@ def test_no_repository_walks_to_home_or_reads_only_the_folder(tmp_path: Path) ->
     assert find_project_root(elsewhere) is None
     assert context_file_paths(elsewhere, user, NAMES, home=home) == [elsewhere / "QWEN.md"]
     assert cf.project_top(elsewhere, home) == elsewhere
+
+
+@given(st.text(alphabet=st.sampled_from("ab./\\\0 "), max_size=8))
+def test_a_file_name_names_a_file_in_the_folder(name: str) -> None:
+    """``is_file_name``'s promise: the joined path's parent is the folder itself."""
+    folder = "/base/folder"
+    if cf.is_file_name(name):
+        joined = os.path.normpath(os.path.join(folder, name))
+        assert os.path.dirname(joined) == folder and "\0" not in name
+
+
+@given(st.lists(st.sampled_from(["a", "b", "..", "."]), max_size=5))
+def test_resolve_inside_never_answers_outside(parts: list[str]) -> None:
+    """``resolve_inside`` returns a path inside the folder, or raises."""
+    folder = Path("/base/folder")
+    target = folder.joinpath(*parts) if parts else folder / "x"
+    try:
+        real = resolve_inside(target, folder)
+    except OSError as exc:
+        assert "leads outside" in str(exc)
+    else:
+        assert os.path.commonpath([real, os.path.realpath(folder)]) == os.path.realpath(folder)
+
+
+def test_resolve_inside_follows_links(tmp_path: Path) -> None:
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "link").symlink_to(tmp_path / "secret")
+    with pytest.raises(OSError, match="leads outside"):
+        resolve_inside(tmp_path / "in" / "link", tmp_path / "in")
+
+
+def test_notes_stay_one_line(tmp_path: Path) -> None:
+    """A link target with a newline and ESC (the repository chose it) cannot break the note."""
+    home, user, _repo, cwd = tree(tmp_path)
+    (cwd / "QWEN.md").symlink_to("/nowhere\nheadwire: forged\x1b]2;title\x07")
+    notes: list[str] = []
+    load_context(cwd, user, NAMES, home=home, note=notes.append)
+    assert len(notes) == 1 and "\n" not in notes[0] and "\x1b" not in notes[0], notes
+    assert "\\x0aheadwire: forged\\x1b]2;title\\x07" in notes[0]
+
+
+@given(st.text(max_size=40))
+def test_one_line_has_no_control_characters(text: str) -> None:
+    """``one_line`` leaves no C0/C1 control character."""
+    assert not any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in cf.one_line(text))
