@@ -22,7 +22,7 @@ from headwire.runtime.trust import (
     project_entry,
     project_may,
 )
-from tests.e2e.helpers import Proc, run_cli
+from tests.e2e.helpers import Proc, run_cli, write_script
 from tests.fakes.fake_openai import FakeOpenAI
 from tests.paths import ROOT
 
@@ -179,18 +179,21 @@ def test_trust_only_adds(entry: Any, value: Any) -> None:
 
 
 READERS = {
-    "runtime/settings.py": "project settings keys and the project settings file",
-    "runtime/context_files.py": "context files",
-    "cli/project_trust.py": "the project's agent folder",
+    "runtime/settings.py": ("project_may(", "resolve_inside("),
+    "runtime/context_files.py": ("project_may(", "read_project_file("),
+    "cli/project_trust.py": ("project_may(",),
+    "runtime/tools/glob.py": ("read_project_file(",),
 }
-"""Every module that reads project-controlled files or keys; each consults the table."""
+"""Every module that reads project-controlled files or keys, and what it must call: the table
+(``project_may``) for what it may take, the confined reader for the bytes."""
 NOT_READERS = {
     "runtime/mcp/config.py": "gets mcpServers from the settings, already filtered by the table",
+    "runtime/tools/ls.py": "reads ignore files through runtime/tools/glob.py",
     "runtime/trust.py": "the table itself",
 }
 _PROJECT_READ = re.compile(
     r"""cwd\s*/\s*(?:PROJECT_DIR|"\.headwire")|"(?:QWEN|AGENTS)\.md"|\bmake_layer\(|"""
-    r"""\bcontext_file_paths\(|\.headwire/agents"""
+    r"""\bcontext_file_paths\(|\.headwire/agents|"\.(?:git|qwen)ignore["]"""
 )
 
 
@@ -205,9 +208,35 @@ def test_every_reader_of_project_files_consults_the_table() -> None:
         if _PROJECT_READ.search(code):
             found.add(rel)
     assert found - set(NOT_READERS) == set(READERS), found
-    for rel in READERS:
-        assert "project_may(" in (SRC / rel).read_text(), rel
+    for rel, calls in READERS.items():
+        text = (SRC / rel).read_text()
+        assert all(call in text for call in calls), (rel, calls)
     assert project_entry(".headwire/settings.json").who == "any"
+
+
+def test_a_fifo_or_a_link_out_as_ignore_file_is_not_read(tmp_path: Path) -> None:
+    """A FIFO named .gitignore used to hang glob until the run was killed; a .qwenignore that
+    leads out of its folder is not read either (its lines would hide files the model asks
+    for, telling it the secret's lines)."""
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    os.mkfifo(proj / ".gitignore")
+    (tmp_path / "outside").write_text("a.txt\n")
+    (proj / ".qwenignore").symlink_to(tmp_path / "outside")
+    (proj / "a.txt").write_text("x")
+    script = write_script(
+        tmp_path / "s.jsonl", [{"tool": "glob", "args": {"pattern": "*.txt"}}, {"text": "done"}]
+    )
+    proc = run_cli(["--script", str(script), "-o", "json", "-p", "go"], tmp_path, timeout=30)
+    assert proc.returncode == 0, proc.stderr
+    (block,) = [
+        b
+        for m in json.loads(proc.stdout)
+        if m.get("type") == "user"
+        for b in m["message"]["content"]
+        if b.get("type") == "tool_result"
+    ]
+    assert not block["is_error"] and "Found 1 matching file" in json.dumps(block["content"])
 
 
 def test_docs_carry_the_generated_trust_table() -> None:

@@ -37,12 +37,11 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from headwire.runtime.trust import CONTEXT_FILES_ENTRY, project_may, resolve_inside
+from headwire.runtime.trust import CONTEXT_FILES_ENTRY, project_may, read_project_file
 
 MAX_CONTEXT_FILE_BYTES = 1024 * 1024
 """Bytes read from one context file; the rest is left out with a note on stderr."""
@@ -163,19 +162,6 @@ def _dedupe(paths: Sequence[Path]) -> list[Path]:
     return out
 
 
-def _read_confined(path: Path) -> bytes:
-    """At most :data:`MAX_CONTEXT_FILE_BYTES` + 1 bytes of ``path``; raises ``OSError`` with
-    the reason when it is not a regular file inside the folder it was found in."""
-    real = resolve_inside(path, path.parent)
-    # O_NONBLOCK: a FIFO must not block the open; O_NOFOLLOW: the resolved name is the file
-    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0)
-    fd = os.open(real, flags)
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError("not a regular file")
-        return handle.read(MAX_CONTEXT_FILE_BYTES + 1)
-
-
 def read_context_files(
     paths: Sequence[Path], cwd: Path, note: Callable[[str], None] | None = None
 ) -> list[ContextFile]:
@@ -184,7 +170,7 @@ def read_context_files(
     out: list[ContextFile] = []
     for path in _dedupe(paths):
         try:
-            raw = _read_confined(path)
+            raw = read_project_file(path, path.parent, MAX_CONTEXT_FILE_BYTES)
         except FileNotFoundError:
             continue  # a dangling link inside the folder: nothing to read
         except OSError as exc:

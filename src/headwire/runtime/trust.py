@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -140,7 +141,13 @@ PROJECT_TABLE: tuple[ProjectEntry, ...] = (
         "a regular file that stays inside the folder it is found in, at most 1 MiB; "
         "others are skipped with a note",
     ),
-    ProjectEntry(IGNORE_FILES_ENTRY, "file", "any", "only hide files from glob and list_directory"),
+    ProjectEntry(
+        IGNORE_FILES_ENTRY,
+        "file",
+        "any",
+        "only hide files from glob and list_directory; read only as a regular file inside "
+        "its folder (a FIFO or a link out is skipped)",
+    ),
 )
 """Every setting and project file a working directory can supply, and who may set it."""
 
@@ -184,6 +191,19 @@ def resolve_inside(path: Path, folder: Path) -> str:
     if os.path.commonpath([inner, real]) != inner:
         raise OSError(f"it leads outside {folder} (to {real})")
     return real
+
+
+def read_project_file(path: Path, folder: Path, limit: int) -> bytes:
+    """At most ``limit + 1`` bytes of a file a project supplies (a context file, an ignore
+    file): read only when its real path stays inside ``folder`` (:func:`resolve_inside`) and
+    it is a regular file, so a link to a secret, a FIFO or a device is never read and opening
+    never blocks.  ``FileNotFoundError`` when it is absent, ``OSError`` saying why otherwise."""
+    real = resolve_inside(path, folder)
+    fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError("not a regular file")
+        return handle.read(limit + 1)
 
 
 def _real(path: Path | str) -> Path:
@@ -259,6 +279,7 @@ __all__ = [
     "project_entry",
     "project_may",
     "project_settings",
+    "read_project_file",
     "resolve_inside",
     "trusted_folders",
     "untrusted_note",
