@@ -25,7 +25,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import stat
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
@@ -35,6 +34,7 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 from headwire.errors import ConfigError
+from headwire.io.lines import NotRegularFile, open_regular
 from headwire.runtime.pricing import ModelPrice
 from headwire.runtime.trust import (
     NARROWING_VALUES,
@@ -139,15 +139,13 @@ def read_settings_file(
     where = source or str(path)
     try:
         target = str(path) if inside is None else resolve_inside(path, inside)
-        # O_NONBLOCK: a FIFO planted as a settings file must not hang the start.
-        fd = os.open(target, os.O_RDONLY | os.O_NONBLOCK)
+        fd = open_regular(target)  # a FIFO planted as a settings file must not hang the start
     except (FileNotFoundError, NotADirectoryError):  # no such file, or a file where a dir is
         return None
+    except NotRegularFile:
+        raise SettingsError(f"{where}: cannot read: not a regular file") from None
     except OSError as exc:
         raise SettingsError(f"{where}: cannot read: {exc.strerror or exc}") from None
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise SettingsError(f"{where}: cannot read: not a regular file")
     with os.fdopen(fd, "rb") as handle:
         try:
             raw = handle.read(_MAX_SETTINGS_BYTES + 1)

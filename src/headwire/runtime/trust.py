@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from headwire.io.lines import open_regular
 from headwire.runtime.storage import private_dir
 
 TRUST_FILE = "trusted.json"
@@ -199,10 +199,7 @@ def read_project_file(path: Path, folder: Path, limit: int) -> bytes:
     it is a regular file, so a link to a secret, a FIFO or a device is never read and opening
     never blocks.  ``FileNotFoundError`` when it is absent, ``OSError`` saying why otherwise."""
     real = resolve_inside(path, folder)
-    fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError("not a regular file")
+    with os.fdopen(open_regular(real, follow_symlinks=False), "rb") as handle:
         return handle.read(limit + 1)
 
 
