@@ -249,3 +249,18 @@ def test_docs_carry_the_generated_trust_table() -> None:
     assert settings == render()
     for entry in PROJECT_TABLE:
         assert entry.why.split(":")[0] in security and entry.why.split(":")[0] in settings
+
+
+def test_a_fifo_agent_file_does_not_block_a_trusted_start(tmp_path: Path) -> None:
+    """The agent folders (the user's, a trusted project's) are read through the same
+    non-blocking regular-file open: a FIFO named ``*.md`` is skipped with a note."""
+    proj, home = tmp_path / "proj", tmp_path / "home" / ".headwire"
+    for folder in (proj / ".headwire" / "agents", home / "agents"):
+        folder.mkdir(parents=True)
+        os.mkfifo(folder / "pipe.md")
+    script = write_script(tmp_path / "s.jsonl", [{"text": "done"}])
+    flags = ["--script", str(script), "--trust-project", "-o", "json", "-p", "go"]
+    proc = run_cli(flags, tmp_path, timeout=30)
+    assert proc.returncode == 0, proc.stderr
+    notes = [line for line in proc.stderr.splitlines() if "skipping agent file" in line]
+    assert len(notes) == 2 and all("not a regular file" in n for n in notes), proc.stderr
