@@ -47,9 +47,10 @@ def _openai(fake: FakeOpenAI, args: list[str], tmp: Path, **env: str) -> Proc:
 
 
 def test_untrusted_repository_cannot_send_secrets_through_context_files(tmp_path: Path) -> None:
-    """QWEN.md -> /proc/self/environ, AGENTS.md -> ~/.ssh/id_rsa and a FIFO context file: the
-    first request's system prompt holds none of them, the run does not block, and each is
-    named in one note on stderr (stdout stays protocol)."""
+    """QWEN.md -> /proc/self/environ, AGENTS.md -> ~/.ssh/id_rsa, a FIFO context file and a
+    QWEN.md above the repository root: the first request's system prompt (and the fake
+    server's request log) holds none of them, the run does not block, and each skipped file
+    is named in one note on stderr (stdout stays protocol)."""
     home, proj = tmp_path / "home", tmp_path / "proj"
     (home / ".ssh").mkdir(parents=True)
     (proj / ".git").mkdir(parents=True)
@@ -58,6 +59,7 @@ def test_untrusted_repository_cannot_send_secrets_through_context_files(tmp_path
     (proj / "AGENTS.md").symlink_to(home / ".ssh" / "id_rsa")
     os.mkfifo(proj / "PIPE.md")
     (proj / "NOTES.md").write_text("repository notes")
+    (tmp_path / "QWEN.md").write_text("ABOVE-THE-ROOT")
     names = '{"context": {"fileName": ["QWEN.md", "AGENTS.md", "PIPE.md", "NOTES.md"]}}'
     with FakeOpenAI([{"text": "ok"}], log_path=tmp_path / "requests.log", log_bodies=True) as fake:
         proc = _openai(fake, ["--settings", names, "-p", "hi"], tmp_path, CI_TOKEN=CI_TOKEN)
@@ -66,23 +68,13 @@ def test_untrusted_repository_cannot_send_secrets_through_context_files(tmp_path
     logged = (tmp_path / "requests.log").read_text()
     for text in (system, logged, proc.stdout.decode()):
         assert FAKE_KEY not in text and CI_TOKEN not in text and "PATH=" not in text
+        assert "ABOVE-THE-ROOT" not in text
     assert "--- Context from: NOTES.md ---\nrepository notes" in system
     notes = [line for line in proc.stderr.splitlines() if "context file" in line]
     assert len(notes) == 3, proc.stderr
     assert sum("leads outside" in n for n in notes) == 2
     assert sum("not a regular file" in n for n in notes) == 1
     assert [m["type"] for m in proc.lines()][-1] == "result"
-
-
-def test_context_file_above_the_repository_root_is_not_read(tmp_path: Path) -> None:
-    (tmp_path / "proj" / ".git").mkdir(parents=True)
-    (tmp_path / "QWEN.md").write_text("ABOVE-THE-ROOT")
-    (tmp_path / "proj" / "QWEN.md").write_text("in the repository")
-    with FakeOpenAI([{"text": "ok"}]) as fake:
-        proc = _openai(fake, ["-p", "hi"], tmp_path)
-        system = _system(fake.requests[0])
-    assert proc.returncode == 0, proc.stderr
-    assert "in the repository" in system and "ABOVE-THE-ROOT" not in system
 
 
 def test_context_file_name_is_a_file_name(tmp_path: Path) -> None:
@@ -94,13 +86,13 @@ def test_context_file_name_is_a_file_name(tmp_path: Path) -> None:
     (home / ".headwire").mkdir(parents=True)
     (home / ".headwire" / "settings.json").write_text('{"env": {"USER_SECRET": "SECRET-42"}}')
     settings = proj / ".headwire" / "settings.json"
-    for names in (["../.ssh/id_rsa"], ["QWEN.md", str(tmp_path / "abs-secret")]):
-        settings.write_text(json.dumps({"context": {"fileName": names}}))
-        with FakeOpenAI([{"text": "ok"}]) as fake:
-            proc = _openai(fake, ["-p", "hi"], tmp_path)
-            assert fake.requests == []
-        assert proc.returncode == 2
-        assert "context.fileName" in proc.stderr and "expected a file name" in proc.stderr
+    names = ["QWEN.md", str(tmp_path / "abs-secret")]  # "../x": tests/unit/runtime/test_settings
+    settings.write_text(json.dumps({"context": {"fileName": names}}))
+    with FakeOpenAI([{"text": "ok"}]) as fake:
+        proc = _openai(fake, ["-p", "hi"], tmp_path)
+        assert fake.requests == []
+    assert proc.returncode == 2
+    assert "context.fileName[1]: expected a file name" in proc.stderr
     settings.write_text('{"context": {"fileName": "settings.json"}}')
     with FakeOpenAI([{"text": "ok"}]) as fake:
         proc = _openai(fake, ["-p", "hi"], tmp_path)

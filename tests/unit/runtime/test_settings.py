@@ -195,6 +195,8 @@ def test_loaded_settings_are_frozen(tmp_path: Path) -> None:
         ('{"context": {"fileName": 3}}', "context.fileName: expected a string or an array"),
         ('{"env": {"A": 1}}', "env.A: expected a string, got 1"),
         ('{"modelPricing": {"m": {"input": 1}}}', "modelPricing.m.input: unknown key"),
+        ('{"context": {"fileName": "../.ssh/id_rsa"}}', "context.fileName: expected a file name"),
+        ('{"context": {"fileName": ["QWEN.md", ".."]}}', "context.fileName[1]: expected a file"),
         ('{"modelPricing": {"m": {"inputPerMillionTokens": NaN}}}', "not valid JSON: NaN"),
         ('{"a": 1,}', "not valid JSON: "),
         ("[1]", "expected a JSON object at the top level, got an array of 1 item"),
