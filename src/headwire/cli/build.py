@@ -186,7 +186,7 @@ async def build_runtime(
     """
     from headwire.cli.contract_flags import contract_config
     from headwire.cli.permission_flags import core_names, policy_from_args
-    from headwire.cli.project_trust import project_agents_dir
+    from headwire.cli.project_trust import project_agents_dir, trusted_project
     from headwire.cli.settings_apply import apply_settings, inline_agents, settings_for
     from headwire.runtime.context_files import load_context
     from headwire.runtime.rules import split_rules
@@ -237,9 +237,15 @@ async def build_runtime(
         max_subagent_depth=depth,
         agent_names=tuple(agents),
         mcp_statuses=statuses,
-        # context files are text for the model, read in every folder as upstream does; the
-        # permission rules decide whatever it then asks for
-        context_text=load_context(cwd, root, settings.context_file_names, note=warn),
+        # context files: what the trust table lets this folder supply, confined to the
+        # folders they are found in (runtime.context_files)
+        context_text=load_context(
+            cwd,
+            root,
+            settings.context_file_names,
+            trusted=trusted_project(args, root, cwd),
+            note=warn,
+        ),
         **contract,
     )
     try:

@@ -33,11 +33,11 @@ _CACHE_ATTR = "_headwire_settings"
 
 def is_trusted(cwd: Path, args: argparse.Namespace | None = None) -> bool:
     """Whether the folder ``cwd`` is trusted (:mod:`headwire.runtime.trust`: the user's trust
-    list, ``--trust-project`` or ``HEADWIRE_TRUST_PROJECT=1``): its project settings may then
-    set the keys that run code or reach the network, and its context files are read."""
-    from headwire.runtime.trust import is_trusted as trusted
+    list, ``--trust-project`` or ``HEADWIRE_TRUST_PROJECT=1``): what its project settings may
+    then set is the trust table's say (:data:`headwire.runtime.trust.PROJECT_TABLE`)."""
+    from headwire.cli.project_trust import trusted_project
 
-    return trusted(cwd, data_dir(), flag=bool(getattr(args, "trust_project", False)))
+    return trusted_project(args if args is not None else argparse.Namespace(), data_dir(), cwd)
 
 
 def _read_text(flag: str, value: str, cwd: Path) -> str:
