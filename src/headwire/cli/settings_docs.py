@@ -20,6 +20,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from headwire.io.stdio import warn
 from headwire.runtime.settings import settings_schema
 from headwire.runtime.trust import NARROWING_VALUES, PROJECT_TABLE, ProjectEntry, project_entry
 
@@ -195,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
         path.write_text(with_security_block(path.read_text(encoding="utf-8")), encoding="utf-8")
         return 0
     if args:
-        sys.stderr.write(f"usage: {GENERATOR}\n       {SECURITY_GENERATOR}\n")
+        warn(f"usage: {GENERATOR}\n       {SECURITY_GENERATOR}")
         return 2
     sys.stdout.write(render())
     return 0
