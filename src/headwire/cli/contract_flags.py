@@ -1,4 +1,5 @@
-"""The run-contract flags: ``--json-schema``, ``--max-budget-usd``, ``--max-duration``.
+"""The run-contract flags: ``--json-schema`` and the run limits (``--max-session-turns``,
+``--max-budget-usd``, ``--max-tool-calls``, ``--max-duration``).
 
 :func:`prepare_contract` runs once at start, before anything else is built: the schema is read
 and checked (a bad one is a :class:`~headwire.errors.UsageError`, exit 2, one line), and what
