@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -81,6 +82,30 @@ def test_budget_counts_subagent_usage(tmp_path: Path) -> None:
     assert (requests, proc.returncode) == (3, ExitCode.TURN_LIMIT), proc.stderr
     result = one_result(proc.stdout, "error_max_budget_usd")
     assert result["total_cost_usd"] == pytest.approx(3 * CALL_USD)
+
+
+def test_max_duration_stops_a_running_subagent(tmp_path: Path) -> None:
+    """The wall-clock limit is a deadline around the whole turn: a subagent's running
+    ``sleep 30`` is cancelled with it, and every ``tool_use`` shown gets its result."""
+    sleep = {"tool": "run_shell_command", "args": {"command": "sleep 30"}}
+    script = write_script(tmp_path / "s.jsonl", [AGENT, sleep, {"text": "late"}])
+    args = ["--script", str(script), "--yolo", "--max-duration", "1", "-o", "stream-json"]
+    began = time.monotonic()
+    proc = run_cli([*args, "-p", "x"], tmp_path)
+    assert time.monotonic() - began < 10  # 1 s, plus start-up under load
+    assert proc.returncode == ExitCode.TURN_LIMIT, proc.stderr
+    result = one_result(proc.stdout, "error_during_execution")
+    assert result["errors"][0].startswith("Reached --max-duration 1 s")
+    blocks = [
+        b
+        for m in proc.lines()
+        if m["type"] in ("assistant", "user")
+        for b in m["message"]["content"]
+        if b["type"] in ("tool_use", "tool_result")
+    ]
+    uses = {b["id"] for b in blocks if b["type"] == "tool_use"}
+    assert uses == {b["tool_use_id"] for b in blocks if b["type"] == "tool_result"}
+    assert len(uses) == 2  # the agent call and the subagent's sleep
 
 
 @pytest.mark.parametrize("mode", MODES)
