@@ -129,7 +129,7 @@ def prompt_response(finished: ev.TurnFinished) -> dict[str, Any]:
     """``session/prompt``'s answer for a turn that ended (not cancelled).
 
     An answer is ``end_turn``, or ``max_tokens``/``refusal`` when the model's last call stopped
-    for that reason; a run limit (turns, ``--max-budget-usd``, ``--max-duration``) is
+    for that reason; a run limit (turns, budget, duration, tool calls) is
     ``max_turn_requests``, as claude-agent-acp maps Claude Code's limits; a model failure or a
     bug is a JSON-RPC error carrying its message.
     """

@@ -45,6 +45,7 @@ from headwire.io.writer import WireWriter
 from headwire.protocol.messages import JsonDict
 from headwire.runtime.agent import CANCELLED_MESSAGE, AskPermission
 from headwire.runtime.ids import new_uuid
+from headwire.runtime.limits import exit_code as limit_exit_code
 from headwire.transports import HeadlessTransport, make_transport
 
 if TYPE_CHECKING:
@@ -76,7 +77,7 @@ def exit_code(finished: TurnFinished) -> int:
     exit-code matrix; a signal's 130/143 is decided by :func:`run_cancellable`)."""
     if finished.error is None:
         return ExitCode.OK
-    return ExitCode.TURN_LIMIT if finished.limit is not None else ExitCode.ERROR
+    return limit_exit_code(finished.limit) if finished.limit is not None else ExitCode.ERROR
 
 
 async def open_headless_runtime(

@@ -210,9 +210,9 @@ async def build_runtime(
         tools = session_tools(options, core or None, split_rules(args.exclude_tools) or None)
         agents = load_agents(root / "agents", project_agents_dir(args, root, cwd), warn)
         agents.update(inline_agents(args))
-        depth = max(0, args.max_subagent_depth)
+        depth = args.max_subagent_depth
         wants_agent = not core or "agent" in core
-        if depth > 0 and wants_agent and not policy.excludes("agent"):
+        if wants_agent and not policy.excludes("agent"):
             tools.append(AgentTool(agents))
         extra, statuses, close_mcp = await _mcp_tools(args, cwd, acp_servers, settings)
         if close_mcp is not None:
@@ -228,7 +228,6 @@ async def build_runtime(
         cwd=cwd,
         model_name=model.name,
         policy=policy,
-        max_session_turns=args.max_session_turns,
         system_prompt=args.system_prompt,
         append_system_prompt=args.append_system_prompt,
         version=__version__,

@@ -19,6 +19,7 @@ from headwire.cli.flags import split_list
 from headwire.errors import UsageError
 from headwire.io.stdio import warn
 from headwire.runtime.agents.definitions import AgentDefinition, AgentFileError, agents_from_json
+from headwire.runtime.limits import clamp_subagent_depth
 from headwire.runtime.settings import (
     Settings,
     SettingsError,
@@ -135,6 +136,10 @@ def apply_settings(args: argparse.Namespace, settings: Settings) -> argparse.Nam
         out.max_session_turns = (
             settings.max_session_turns if settings.max_session_turns is not None else -1
         )
+    if out.max_tool_calls is None:
+        out.max_tool_calls = settings.max_tool_calls if settings.max_tool_calls is not None else -1
+    if out.max_subagent_depth is None:
+        out.max_subagent_depth = clamp_subagent_depth(settings.max_subagent_depth)
     if not out.yolo and not out.approval_mode and settings.approval_mode:
         out.approval_mode = settings.approval_mode
     if not split_list(out.core_tools) and settings.tools_core:

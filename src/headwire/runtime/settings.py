@@ -286,6 +286,8 @@ def _describe(error: Any) -> str:
         return f"{key}: expected one of {choices}, got {got}"
     if kind in ("minimum", "exclusiveMinimum"):
         return f"{key}: expected a number >= {error.validator_value}, got {got}"
+    if kind in ("maximum", "exclusiveMaximum"):
+        return f"{key}: expected a number <= {error.validator_value}, got {got}"
     if kind == "minLength":
         return f"{key}: expected a non-empty string"
     if kind == "minItems":
@@ -373,6 +375,8 @@ class Settings:
     layers: tuple[SettingsLayer, ...] = ()
     model_name: str | None = None
     max_session_turns: int | None = None
+    max_tool_calls: int | None = None
+    max_subagent_depth: int | float | None = None
     model_fallbacks: tuple[str, ...] = ()
     model_pricing: Mapping[str, ModelPrice] = field(default_factory=lambda: MappingProxyType({}))
     tools_core: tuple[str, ...] | None = None
@@ -452,6 +456,8 @@ def merge_layers(layers: tuple[SettingsLayer, ...]) -> Settings:
         layers=layers,
         model_name=top("model.name"),
         max_session_turns=top("model.maxSessionTurns"),
+        max_tool_calls=top("model.maxToolCalls"),
+        max_subagent_depth=top("model.maxSubagentDepth"),
         model_fallbacks=split_models(top("modelFallbacks")),
         model_pricing=MappingProxyType(pricing),
         tools_core=strings(top("tools.core")),

@@ -64,6 +64,15 @@ PROJECT_TABLE: tuple[ProjectEntry, ...] = (
         "model.maxSessionTurns", "setting", "trusted", "a limit of the run: raising it spends"
     ),
     ProjectEntry(
+        "model.maxToolCalls", "setting", "trusted", "a limit of the run: raising it spends"
+    ),
+    ProjectEntry(
+        "model.maxSubagentDepth",
+        "setting",
+        "trusted",
+        "a limit of the run: deeper agents spend more",
+    ),
+    ProjectEntry(
         "modelFallbacks",
         "setting",
         "any",

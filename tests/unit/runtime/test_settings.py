@@ -275,6 +275,8 @@ def _leaves(schema: Any, prefix: str = "") -> list[str]:
 SAMPLE_VALUES: dict[str, Any] = {
     "model.name": "m",
     "model.maxSessionTurns": 7,
+    "model.maxToolCalls": 3,
+    "model.maxSubagentDepth": 2.5,
     "modelFallbacks": "a, b,a, c, d",
     "modelPricing": {"m": {"inputPerMillionTokens": 1, "outputPerMillionTokens": 2}},
     "tools.core": ["read_file"],
