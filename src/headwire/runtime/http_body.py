@@ -26,6 +26,8 @@ import zlib
 from collections.abc import AsyncGenerator, Iterator
 from typing import TYPE_CHECKING
 
+from headwire.errors import RemoteProtocolError
+
 if TYPE_CHECKING:
     import httpx
 
@@ -36,7 +38,7 @@ ACCEPT_ENCODING = "gzip, deflate"
 _REFUSED = frozenset({"br", "zstd", "compress", "x-compress"})
 
 
-class BodyTooLarge(ValueError):
+class BodyTooLarge(RemoteProtocolError):
     """The body (raw, or once decoded through one of its layers) passed its cap."""
 
     def __init__(self, limit: int) -> None:
@@ -44,7 +46,7 @@ class BodyTooLarge(ValueError):
         self.limit = limit
 
 
-class BodyUndecodable(ValueError):
+class BodyUndecodable(RemoteProtocolError):
     """The body's ``Content-Encoding`` is one headwire does not decode, or its data is corrupt."""
 
 

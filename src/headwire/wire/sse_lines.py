@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import re
 
+from headwire.errors import RemoteProtocolError
+
 __all__ = ["SseLineSplitter", "SseLineTooLong", "split_sse_lines"]
 
 _EOL = re.compile(rb"\r\n|\r|\n")
 
 
-class SseLineTooLong(ValueError):
+class SseLineTooLong(RemoteProtocolError):
     """A line passed the splitter's ``max_line_bytes``."""
 
     def __init__(self, limit: int) -> None:

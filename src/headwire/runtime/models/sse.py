@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
+from headwire.errors import RemoteProtocolError
 from headwire.runtime.http_body import iter_body
 from headwire.runtime.models.httpx_lite import httpx
 from headwire.wire.sse_lines import SseLineSplitter, SseLineTooLong
@@ -21,7 +22,7 @@ MAX_EVENT_BYTES = 16 * 1024 * 1024
 arguments whole, in one event)."""
 
 
-class StreamEventTooLarge(ValueError):
+class StreamEventTooLarge(RemoteProtocolError):
     """A line or an event of the stream passed :data:`MAX_EVENT_BYTES`."""
 
 
