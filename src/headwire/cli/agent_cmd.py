@@ -40,7 +40,7 @@ from headwire.events import Event, RecordingDegraded, TurnFinished
 from headwire.headless import HeadlessEmitter
 from headwire.io.dual_output import DualOutputError, check_json_fd
 from headwire.io.signals import run_cancellable
-from headwire.io.stdio import warn
+from headwire.io.stdio import for_terminal, route_library_notes, warn
 from headwire.io.writer import WireWriter
 from headwire.protocol.messages import JsonDict
 from headwire.runtime.agent import CANCELLED_MESSAGE, AskPermission
@@ -93,8 +93,10 @@ async def open_headless_runtime(
 ) -> Runtime:
     """A session's runtime whose events reach ``transport`` (and the Dual Output sidecar);
     ``first`` subscribes consumers that must see each event before the headless emitter (the
-    progress view, which takes its live region down before the answer is written)."""
+    progress view, which takes its live region down before the answer is written).  The
+    text-mode answer reaches a terminal through the sanitizer (:func:`for_terminal`)."""
     runtime = await build_runtime(args, cwd, plan, ask=ask)
+    text = args.output_format == "text"
     if first is not None:
         first(runtime)
 
@@ -102,7 +104,7 @@ async def open_headless_runtime(
         if guard is not None:
             guard.seen(message)
         out = transport.feed(message)
-        writer.write(out.stdout)
+        writer.write(for_terminal(out.stdout) if text and out.stdout else out.stdout)
         if out.stderr:
             warn(out.stderr.decode("utf-8", "replace"))
         if dual is not None:
@@ -241,6 +243,7 @@ def run_agent(argv: list[str]) -> int:
 
     In JSON and stream-JSON modes a failure before the turn (bad flags included) still ends
     with one error ``result`` on stdout (:mod:`headwire.cli.result_guard`)."""
+    route_library_notes()
     parser = build_parser()
     guard = ResultGuard("text" if "--acp" in argv else output_format_of(argv))
     try:

@@ -27,7 +27,6 @@ import asyncio
 import contextlib
 import email.utils
 import os
-import sys
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass
@@ -39,6 +38,7 @@ import orjson
 
 from headwire import __version__
 from headwire.errors import ModelServerError
+from headwire.io.stdio import warn
 from headwire.runtime.environment import register_secret
 from headwire.runtime.http_body import (
     ACCEPT_ENCODING,
@@ -339,7 +339,7 @@ class StreamingHttpModel:
         if self._diagnostics is not None:
             self._diagnostics(line)
         else:
-            print(line, file=sys.stderr, flush=True)
+            warn(line)
 
 
 def _plain_http(scheme: str, local: bool) -> bool:
