@@ -282,7 +282,7 @@ class Agent:
                 continue
             if structured is None:
                 return
-            verdict = structured.check(turn.last_text)
+            verdict = await structured.check_in_worker(turn.last_text)
             if verdict.ok:
                 turn.structured, turn.value = True, verdict.value
                 return

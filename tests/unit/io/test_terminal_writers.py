@@ -49,7 +49,7 @@ STDOUT_WRITERS: dict[str, str] = {
     "headwire.cli.docs": "docs generated from code",
     "headwire.cli.settings_docs": "docs generated from code",
     "headwire.cli.wire_docs": "docs generated from code",
-    "headwire.runtime.tools.grep_worker": "a worker process's answer to its parent (JSON)",
+    "headwire.runtime.tools.worker": "a worker process's JSON answer to its parent",
 }
 """Every module that writes to stdout, and what it writes there."""
 
