@@ -147,14 +147,16 @@ async def _mcp_tools(
     acp_servers: Sequence[dict[str, Any]] | None,
     settings: Settings,
 ) -> tuple[list[Tool], Callable[[], list[dict[str, Any]]], Closer | None]:
-    """Connect the MCP servers (the settings files and ``--mcp-config``, or what an ACP client
-    sent): their tools after ``--exclude-tools``, their live statuses, their closer."""
+    """Connect the MCP servers (the settings files and ``--mcp-config``, only ``--mcp-config``
+    with ``--strict-mcp-config``, or what an ACP client sent): their tools after
+    ``--exclude-tools``, their live statuses, their closer."""
     from headwire.runtime.mcp.setup import McpConfigError, mcp_tools, start_acp_mcp, start_mcp
 
     try:
         if acp_servers is None:
+            strict = bool(getattr(args, "strict_mcp_config", False))
             manager = await start_mcp(
-                settings.mcp_sources(),
+                [] if strict else settings.mcp_sources(),  # --strict-mcp-config
                 cwd,
                 getattr(args, "mcp_config", None),
                 debug=bool(getattr(args, "debug", False)),
@@ -185,11 +187,12 @@ async def build_runtime(
     ``--mcp-config`` are not read).
     """
     from headwire.cli.contract_flags import contract_config
-    from headwire.cli.permission_flags import core_names, policy_from_args
+    from headwire.cli.permission_flags import core_names, only_tools, policy_from_args
     from headwire.cli.project_trust import project_agents_dir
     from headwire.cli.settings_apply import apply_settings, inline_agents, settings_for
     from headwire.runtime.context_files import load_context
     from headwire.runtime.rules import split_rules
+    from headwire.runtime.tools.registry import canonical_name
     from headwire.runtime.tools.toolset import ToolOptions, session_tools
 
     settings = settings_for(args, cwd)
@@ -201,6 +204,9 @@ async def build_runtime(
         contract = contract_config(args, model, settings.model_pricing, plan.usage)
         policy = policy_from_args(args, cwd)
         core = core_names(args)
+        only = only_tools(args)  # --tools: narrows whatever else offers a built-in tool
+        if only is not None and not core:
+            core = sorted(only)
         options = ToolOptions(
             list_directory=settings.list_directory_enabled,
             todo_write=settings.todo_write_enabled,
@@ -208,10 +214,12 @@ async def build_runtime(
             todo_dir=root / "todos",
         )
         tools = session_tools(options, core or None, split_rules(args.exclude_tools) or None)
+        if only is not None:
+            tools = [t for t in tools if canonical_name(t.name) in only]
         agents = load_agents(root / "agents", project_agents_dir(args, root, cwd), warn)
         agents.update(inline_agents(args))
         depth = max(0, args.max_subagent_depth)
-        wants_agent = not core or "agent" in core
+        wants_agent = (not core or "agent" in core) and (only is None or "agent" in only)
         if depth > 0 and wants_agent and not policy.excludes("agent"):
             tools.append(AgentTool(agents))
         extra, statuses, close_mcp = await _mcp_tools(args, cwd, acp_servers, settings)

@@ -380,6 +380,25 @@ def build_parser() -> Parser:
         metavar="JSON",
         help='subagents as JSON: {"name": {"description", "prompt", "tools"?, "model"?}}',
     )
+    claude.add_argument(
+        "--tools",
+        action="append",
+        dest="only_tools",
+        metavar="TOOLS",
+        help="offer only these built-in tools (Claude Code's names or headwire's, "
+        "comma-separated); '' offers none, 'default' all; narrows --core-tools, never widens it",
+    )
+    claude.add_argument(
+        "--strict-mcp-config",
+        action="store_true",
+        help="use only the MCP servers of --mcp-config (none from the settings files)",
+    )
+    claude.add_argument(
+        "--setting-sources",
+        metavar="SOURCES",
+        help="which settings files load: a comma-separated subset of user, project, local "
+        "(local: headwire has no such file; '' loads none); --settings always loads",
+    )
     for flag in IGNORED_CLAUDE_FLAGS:
         claude.add_argument(
             flag,
@@ -406,7 +425,9 @@ headwire [options] [prompt ...]
        headwire schema [--mode MODE]
        headwire doctor [options]"""
 
-IGNORED_HELP = "accepted for compatibility and ignored (a note on stderr says so)"
+IGNORED_HELP = "not supported by headwire: accepted for compatibility and ignored (a note says so)"
+"""Only flags that cannot widen what the model may do are accepted this way; a restricting flag
+(``--tools``, ``--strict-mcp-config``, ``--setting-sources``) is implemented instead."""
 
 EPILOG = """\
 environment:
@@ -445,8 +466,6 @@ CLAUDE_MODES = {
     "auto": "default",
 }
 IGNORED_CLAUDE_FLAGS = (
-    "--setting-sources",
-    "--tools",
     "--permission-prompt-tool",
     "--plugin-dir",
     "--effort",
@@ -459,7 +478,6 @@ IGNORED_CLAUDE_FLAGS = (
 )
 IGNORED_CLAUDE_SWITCHES = (
     "--include-hook-events",
-    "--strict-mcp-config",
     "--fork-session",
     "--session-mirror",
 )
@@ -486,4 +504,6 @@ def apply_compat(args: argparse.Namespace) -> None:
     )
     if ignored:
         names = ", ".join("--" + name.replace("_", "-") for name in ignored)
-        warn(f"headwire: note: ignoring flags that do not apply here: {names}")
+        warn(
+            f"headwire: note: not supported by headwire, ignored (they cannot widen access): {names}"
+        )

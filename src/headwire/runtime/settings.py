@@ -25,7 +25,7 @@ import json
 import os
 import re
 import stat
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -456,16 +456,24 @@ def settings_paths(data_dir: Path, cwd: Path) -> list[tuple[Scope, Path]]:
 
 
 def load_settings(
-    data_dir: Path, cwd: Path, cli_value: str | None = None, *, trusted: bool = True
+    data_dir: Path,
+    cwd: Path,
+    cli_value: str | None = None,
+    *,
+    trusted: bool = True,
+    files: Collection[Scope] | None = None,
 ) -> Settings:
     """Read, validate and merge the user file, the project file and ``--settings``.
 
     ``trusted`` says whether the project's keys that can run code or reach the network
-    (:func:`trust_keys`) are taken.  Raises :class:`SettingsError` (one line) on the first
-    problem in any of them.
+    (:func:`trust_keys`) are taken.  ``files`` (``--setting-sources``) names the file scopes
+    read (``None``: all of them); the ``--settings`` value is always read.  Raises
+    :class:`SettingsError` (one line) on the first problem in any of them.
     """
     layers: list[SettingsLayer] = []
     for scope, path in settings_paths(data_dir, cwd):
+        if files is not None and scope not in files:
+            continue
         data = read_settings_file(path)
         if data is not None:
             layers.append(make_layer(scope, str(path), data, trusted=trusted))
