@@ -82,7 +82,9 @@ def test_tools_flag_narrows_core_tools_and_refuses_command_rules(tmp_path: Path)
 
 def test_strict_mcp_config_uses_only_the_flags_servers(tmp_path: Path) -> None:
     entry = {"command": sys.executable, "args": [str(MCP_SERVER)]}
-    write(tmp_path / "home" / ".headwire" / "settings.json", {"mcpServers": {"fromsettings": entry}})
+    write(
+        tmp_path / "home" / ".headwire" / "settings.json", {"mcpServers": {"fromsettings": entry}}
+    )
     flag = json.dumps({"mcpServers": {"fromflag": entry}})
     with FakeOpenAI([{"text": "a"}, {"text": "b"}]) as fake:
         loose = run(fake, ["-m", "m", "--mcp-config", flag, "-p", "hi"], tmp_path)
@@ -111,3 +113,121 @@ def test_setting_sources_chooses_the_settings_files(tmp_path: Path) -> None:
     assert "edit" in tool_names(bodies[2])
     bad = run_cli(["-m", "scripted", "--setting-sources", "user,policy", "-p", "x"], tmp_path)
     assert bad.returncode == 2 and "--setting-sources: unknown source 'policy'" in bad.stderr
+
+
+# ---- Claude Code's spellings ---------------------------------------------------------------
+
+
+def test_print_flag_without_a_value_takes_the_prompt_from_arguments_and_stdin(
+    tmp_path: Path,
+) -> None:
+    with FakeOpenAI([{"text": "a"}, {"text": "b"}, {"text": "c"}, {"text": "d"}]) as fake:
+        plain = run_cli(
+            ["--auth-type", "openai", "-m", "m", "-p", "--output-format", "json", "hello"],
+            tmp_path,
+            OPENAI_BASE_URL=fake.base_url,
+        )
+        piped = run(fake, ["-m", "m", "-p"], tmp_path, stdin=b"from stdin\n")
+        both = run(fake, ["-m", "m", "--print", "explain"], tmp_path, stdin=b"file text\n")
+        qwen = run(fake, ["-m", "m", "-p", "the qwen way"], tmp_path)
+        prompts = [user_text(body) for body in fake.requests]
+    assert [p.returncode for p in (plain, piped, both, qwen)] == [0, 0, 0, 0], plain.stderr
+    assert prompts == ["hello", "from stdin", "file text\n\nexplain", "the qwen way"]
+    assert json.loads(plain.stdout)[-1]["result"] == "a"
+    empty = run_cli(["-m", "scripted", "-p"], tmp_path)
+    assert empty.returncode == 2 and "No input provided" in empty.stderr
+
+
+def test_dangerously_skip_permissions_is_yolo(tmp_path: Path) -> None:
+    marker = tmp_path / "proj" / "ran"
+    shell = {"tool": "run_shell_command", "args": {"command": f"touch {marker}"}}
+    with FakeOpenAI([shell, {"text": "ok"}]) as fake:
+        proc = run(fake, ["-m", "m", "--dangerously-skip-permissions", "-p", "go"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert marker.exists() and proc.lines()[0]["permission_mode"] == "yolo"
+
+
+def test_variadic_allowed_tools_keep_the_trailing_prompt(tmp_path: Path) -> None:
+    marker = tmp_path / "proj" / "ran"
+    touch = {"tool": "run_shell_command", "args": {"command": f"touch {marker}"}}
+    with FakeOpenAI([touch, {"text": "ok"}, touch, {"text": "ok"}]) as fake:
+        git_only = run(
+            fake, ["-m", "m", "--allowedTools", "Bash(git *)", "Edit", "-p", "hello"], tmp_path
+        )
+        assert not marker.exists()  # Bash(git *) does not allow touch
+        spaced = run(
+            fake,
+            ["-m", "m", "--allowedTools", "Bash(git *) Bash(touch *)", "Edit", "make it"],
+            tmp_path,
+        )
+        prompts = [user_text(body) for body in fake.requests[::2]]
+    assert git_only.returncode == spaced.returncode == 0, spaced.stderr
+    assert prompts == ["hello", "make it"]
+    assert marker.exists()
+    assert "not supported" not in spaced.stderr
+
+
+def test_resume_by_prefix_latest_and_alone(tmp_path: Path) -> None:
+    sid = "72552c57-1111-4222-8333-444455556666"
+    with FakeOpenAI([{"text": f"answer {n}"} for n in range(5)]) as fake:
+        first = run(fake, ["-m", "m", "--session-id", sid, "-p", "remember 7"], tmp_path)
+        by_prefix = run(fake, ["-m", "m", "-r", "72552c57", "-p", "second"], tmp_path)
+        latest = run(fake, ["-m", "m", "-r", "latest", "-p", "third"], tmp_path)
+        alone = run(fake, ["-m", "m", "-p", "fourth", "-r"], tmp_path)
+        bodies = list(fake.requests)
+        missing = run(fake, ["-m", "m", "-r", "0000dead", "-p", "x"], tmp_path)
+        assert len(fake.requests) == 4
+    for proc in (first, by_prefix, latest, alone):
+        assert proc.returncode == 0, proc.stderr
+        assert proc.lines()[0]["session_id"] == sid
+    texts = [[m["content"] for m in body["messages"] if m["role"] == "user"] for body in bodies]
+    assert texts[3] == ["remember 7", "second", "third", "fourth"]
+    assert missing.returncode == 2 and "headwire sessions list" in missing.stderr
+
+
+def test_continue_without_a_session_says_so_and_starts_one(tmp_path: Path) -> None:
+    with FakeOpenAI([{"text": "a"}]) as fake:
+        proc = run(fake, ["-m", "m", "-c", "-p", "hi"], tmp_path)
+        assert user_text(fake.requests[0]) == "hi"
+    assert proc.returncode == 0, proc.stderr
+    assert "no session in this folder to continue; starting a new one" in proc.stderr
+
+
+def test_no_session_persistence_and_fork_session(tmp_path: Path) -> None:
+    sid = "aaaaaaaa-1111-4222-8333-444455556666"
+    chats = tmp_path / "home" / ".headwire" / "projects"
+    with FakeOpenAI([{"text": f"answer {n}"} for n in range(4)]) as fake:
+        ghost = run(fake, ["-m", "m", "--no-session-persistence", "-p", "x"], tmp_path)
+        assert not list(chats.rglob("*.jsonl"))
+        run(fake, ["-m", "m", "--session-id", sid, "-p", "one"], tmp_path)
+        (original,) = list(chats.rglob("*.jsonl"))
+        before = original.read_bytes()
+        fork = run(fake, ["-m", "m", "-r", sid, "--fork-session", "-p", "two"], tmp_path)
+        forked_id = fork.lines()[0]["session_id"]
+        again = run(fake, ["-m", "m", "-r", forked_id, "-p", "three"], tmp_path)
+        last = [m["content"] for m in fake.requests[-1]["messages"] if m["role"] == "user"]
+    assert ghost.returncode == fork.returncode == again.returncode == 0, fork.stderr
+    assert forked_id != sid and original.read_bytes() == before
+    assert last == ["one", "two", "three"]
+    bad = run_cli(["-m", "scripted", "--fork-session", "-p", "x"], tmp_path)
+    assert bad.returncode == 2 and "--fork-session needs --resume or --continue" in bad.stderr
+
+
+# ---- a first word that looks like a subcommand ------------------------------------------
+
+
+def test_a_subcommand_lookalike_is_an_error_and_no_request_is_sent(tmp_path: Path) -> None:
+    with FakeOpenAI([{"text": "never"}]) as fake:
+        typo = run(fake, ["-m", "m", "sesions", "list"], tmp_path)
+        peer = run(fake, ["-m", "m", "mcp", "list"], tmp_path)
+        codex = run(fake, ["-m", "m", "exec", "fix it"], tmp_path)
+        sent = list(fake.requests)
+        prompt = run(fake, ["-m", "m", "-p", "mcp list"], tmp_path)
+        assert user_text(fake.requests[0]) == "mcp list"
+    assert sent == []
+    assert typo.returncode == peer.returncode == codex.returncode == 2
+    assert "did you mean 'sessions'?" in typo.stderr
+    assert "did you mean --mcp-config?" in peer.stderr and "-p 'mcp list'" in peer.stderr
+    assert "did you mean -p" in codex.stderr
+    assert typo.lines()[-1]["is_error"] is True  # stream-json still ends with a result
+    assert prompt.returncode == 0

@@ -37,8 +37,8 @@ from headwire.runtime.recording import (
     Recorder,
     RecordingError,
     conversation_of,
-    find_session,
     latest_session,
+    resolve_session,
 )
 from headwire.runtime.settings import Settings
 from headwire.runtime.storage import ArtifactStore, data_dir
@@ -50,11 +50,13 @@ Closer = Callable[[], Awaitable[None]]
 @dataclass(frozen=True, slots=True)
 class SessionPlan:
     """Which session a run continues: its id, the conversation recorded so far and the usage
-    per model its last result saved (the cost totals go on from there)."""
+    per model its last result saved (the cost totals go on from there); ``fork_from`` is the
+    recording a ``--fork-session`` copy starts from."""
 
     session_id: str
     conversation: list[dict[str, Any]] = field(default_factory=list)
     usage: dict[str, Usage] = field(default_factory=dict)
+    fork_from: Path | None = None
 
 
 def _resumed(session_id: str, path: Path) -> SessionPlan:
@@ -63,17 +65,36 @@ def _resumed(session_id: str, path: Path) -> SessionPlan:
     return SessionPlan(session_id, conversation_of(path), recorded_usage(path))
 
 
+def _found(args: argparse.Namespace, cwd: Path, root: Path) -> Path | None:
+    """The recording ``--resume`` (an id, a unique prefix, ``latest`` or nothing) or
+    ``--continue`` names; ``--continue`` with none says so and starts a new session, as Claude
+    Code and Qwen Code do."""
+    resume = getattr(args, "resume", None)
+    if resume:
+        return resolve_session(root, cwd, resume)
+    if getattr(args, "continue_", False):
+        latest = latest_session(root, cwd)
+        if latest is None:
+            warn("headwire: note: no session in this folder to continue; starting a new one")
+        return latest
+    return None
+
+
 def plan_session(args: argparse.Namespace, cwd: Path, root: Path | None = None) -> SessionPlan:
-    """The session ``--resume``, ``--continue`` or ``--session-id`` names (else a new one)."""
+    """The session ``--resume``, ``--continue`` or ``--session-id`` names (else a new one);
+    with ``--fork-session``, a new id whose recording starts as a copy of the resumed one."""
     root = data_dir() if root is None else root
+    fork = bool(getattr(args, "fork_session", False))
+    if fork and not (getattr(args, "resume", None) or getattr(args, "continue_", False)):
+        raise UsageError("--fork-session needs --resume or --continue (the session to fork)")
     try:
-        if getattr(args, "resume", None):
-            path = find_session(root, cwd, args.resume)
-            return _resumed(args.resume, path)
-        if getattr(args, "continue_", False):
-            latest = latest_session(root, cwd)
-            if latest is not None:
-                return _resumed(latest.stem, latest)
+        path = _found(args, cwd, root)
+        if path is not None:
+            plan = _resumed(path.stem, path)
+            if not fork:
+                return plan
+            new_id = getattr(args, "session_id", None) or str(uuid.uuid4())
+            return SessionPlan(new_id, plan.conversation, plan.usage, fork_from=path)
     except RecordingError as exc:
         raise UsageError(str(exc)) from None
     return SessionPlan(getattr(args, "session_id", None) or str(uuid.uuid4()))
@@ -251,7 +272,13 @@ async def build_runtime(
         **contract,
     )
     try:
-        recorder = Recorder(root, cwd, plan.session_id)  # checks the id; locks a resumed one
+        recorder = Recorder(  # checks the id; locks a resumed one
+            root,
+            cwd,
+            plan.session_id,
+            persist=not getattr(args, "no_session_persistence", False),
+            fork_from=plan.fork_from,
+        )
     except RecordingError as exc:
         for close in reversed(closers):
             await close()

@@ -1,6 +1,11 @@
 """``headwire [options] [prompt]``: the headless agent.
 
-Flags follow Qwen Code's spelling so scripts written for it run unchanged.  Exit codes (the
+Flags follow Qwen Code's spelling so scripts written for it run unchanged, and Claude Code's
+spellings work beside them.  Where they meet: ``-p TEXT`` (Qwen Code) gives the prompt, ``-p``
+followed by a flag or nothing (Claude Code's print mode) takes it from the arguments; either
+way stdin, when there is any, comes first.  Claude Code's list flags (``--allowedTools``,
+``--disallowedTools``, ``--tools``) take arguments while they are tool rules
+(:mod:`headwire.cli.claude_argv`).  Exit codes (the
 README's matrix): ``0`` success; ``1`` the run ended with an error result (model failure, no
 answer matching ``--json-schema``, a bug); ``2`` bad flags or input, found before the run;
 ``53`` a run limit was reached (``--max-session-turns``/``--max-turns``, ``--max-budget-usd``,
@@ -113,7 +118,16 @@ def build_parser() -> Parser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("query", nargs="*", metavar="PROMPT", help="the prompt (joined with spaces)")
-    p.add_argument("-p", "--prompt", help="the prompt; appended to stdin when both are given")
+    p.add_argument(
+        "-p",
+        "--prompt",
+        "--print",
+        nargs="?",
+        const="",
+        metavar="PROMPT",
+        help="run once and print (no REPL); -p TEXT (Qwen Code) gives the prompt, -p alone "
+        "(Claude Code) takes it from the arguments; stdin comes first when both are given",
+    )
     p.add_argument(
         "-o",
         "--output-format",
@@ -251,13 +265,32 @@ def build_parser() -> Parser:
         help="models to try, in order, when the model is overloaded (429/503/529); "
         "comma-separated, at most 3 (setting modelFallbacks)",
     )
-    p.add_argument("--resume", "-r", metavar="SESSION_ID", help="resume a recorded session")
+    p.add_argument(
+        "--resume",
+        "-r",
+        nargs="?",
+        const="latest",
+        metavar="SESSION_ID",
+        help="resume a recorded session of this folder: its id, a unique prefix of it, or "
+        "'latest' (also -r alone)",
+    )
     p.add_argument(
         "--continue",
         "-c",
         dest="continue_",
         action="store_true",
         help="resume the most recent session of this project",
+    )
+    p.add_argument(
+        "--fork-session",
+        action="store_true",
+        help="with --resume/--continue: go on in a new session (a new id, or --session-id) "
+        "that starts with a copy of the resumed conversation",
+    )
+    p.add_argument(
+        "--no-session-persistence",
+        action="store_true",
+        help="record nothing: the session cannot be resumed",
     )
     p.add_argument(
         "--session-id",
@@ -345,6 +378,12 @@ def build_parser() -> Parser:
     )
     claude.add_argument(
         "--permission-mode", choices=sorted(CLAUDE_MODES), help="mapped to --approval-mode"
+    )
+    claude.add_argument(
+        "--dangerously-skip-permissions",
+        dest="yolo",
+        action="store_true",
+        help="mapped to --yolo",
     )
     claude.add_argument("--max-turns", type=int, metavar="N", help="mapped to --max-session-turns")
     claude.add_argument(
@@ -478,7 +517,6 @@ IGNORED_CLAUDE_FLAGS = (
 )
 IGNORED_CLAUDE_SWITCHES = (
     "--include-hook-events",
-    "--fork-session",
     "--session-mirror",
 )
 
@@ -504,6 +542,4 @@ def apply_compat(args: argparse.Namespace) -> None:
     )
     if ignored:
         names = ", ".join("--" + name.replace("_", "-") for name in ignored)
-        warn(
-            f"headwire: note: not supported by headwire, ignored (they cannot widen access): {names}"
-        )
+        warn(f"headwire: note: not supported by headwire, ignored (cannot widen access): {names}")
