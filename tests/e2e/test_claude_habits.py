@@ -231,3 +231,105 @@ def test_a_subcommand_lookalike_is_an_error_and_no_request_is_sent(tmp_path: Pat
     assert "did you mean -p" in codex.stderr
     assert typo.lines()[-1]["is_error"] is True  # stream-json still ends with a result
     assert prompt.returncode == 0
+
+
+# ---- every settings key the docs name ----------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[2]
+_CATEGORIES = (
+    "general|ui|ide|privacy|telemetry|model|context|tools|mcp|security|advanced|experimental"
+    "|mcpServers|env|modelPricing|modelFallbacks"
+)
+
+
+def documented_keys() -> list[str]:
+    """Every dotted settings key README.md and docs/*.md name in backticks."""
+    import re
+
+    pattern = re.compile(rf"`((?:{_CATEGORIES})(?:\.[A-Za-z][A-Za-z0-9]*)+)`")
+    texts = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    return sorted({m for path in texts for m in pattern.findall(path.read_text())})
+
+
+def sample(schema: dict[str, Any], key: str) -> Any:
+    """A valid value for ``key`` from the settings schema (KeyError: the schema lacks it)."""
+    node: dict[str, Any] = schema
+    for part in key.split("."):
+        node = node["properties"][part]
+    kind = node.get("type")
+    if "enum" in node:
+        return node["enum"][0]
+    if kind == "boolean":
+        return True
+    if kind == "integer":
+        return max(1, node.get("minimum", 1))
+    if kind == "array":
+        return []
+    if kind == "object":
+        return {}
+    return "QWEN.md" if key == "context.fileName" else "http://127.0.0.1:9/v1"
+
+
+def nested(key: str, value: Any) -> dict[str, Any]:
+    out: Any = value
+    for part in reversed(key.split(".")):
+        out = {part: out}
+    return dict(out)
+
+
+def test_every_settings_key_the_docs_name_is_accepted(tmp_path: Path) -> None:
+    from headwire.runtime.settings import settings_schema
+
+    keys = documented_keys()
+    assert {"security.auth.selectedType", "security.auth.baseUrl", "model.name"} <= set(keys)
+    assert "model.parseTextToolCalls" in keys
+    schema = dict(settings_schema())
+    missing = [key for key in keys if not _in_schema(schema, key)]
+    assert missing == [], f"documented but not in the settings schema: {missing}"
+    merged: dict[str, Any] = {}
+    for key in keys:
+        _merge(merged, nested(key, sample(schema, key)))
+    write(tmp_path / "home" / ".headwire" / "settings.json", merged)
+    proc = run_cli(["-m", "scripted:done", "-p", "hi"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "unknown" not in proc.stderr and "ignoring" not in proc.stderr
+
+
+def _in_schema(schema: dict[str, Any], key: str) -> bool:
+    node = schema
+    for part in key.split("."):
+        props = node.get("properties", {})
+        if part not in props:
+            return False
+        node = props[part]
+    return True
+
+
+def _merge(into: dict[str, Any], add: dict[str, Any]) -> None:
+    for k, v in add.items():
+        if isinstance(v, dict) and isinstance(into.get(k), dict):
+            _merge(into[k], v)
+        elif not (isinstance(into.get(k), dict) and v == {}):
+            into[k] = v
+
+
+def test_provider_settings_choose_the_endpoint_model_and_key(tmp_path: Path) -> None:
+    written = '<tool_call>{"name": "read_file", "arguments": {"absolute_path": "x"}}</tool_call>'
+    with FakeOpenAI([{"text": written}, {"text": "ok"}], require_api_key="sk-settings") as fake:
+        settings = {
+            "security": {
+                "auth": {
+                    "selectedType": "openai",
+                    "baseUrl": fake.base_url,
+                    "apiKey": "sk-settings",
+                }
+            },
+            "model": {"name": "from-settings", "parseTextToolCalls": True},
+        }
+        write(tmp_path / "home" / ".headwire" / "settings.json", settings)
+        proc = run_cli(["-o", "stream-json", "-p", "read x"], tmp_path)
+        bodies = list(fake.requests)
+    assert proc.returncode == 0, proc.stderr
+    assert [b["model"] for b in bodies] == ["from-settings", "from-settings"]
+    assert any(m["role"] == "tool" for m in bodies[1]["messages"])  # the text call ran
+    assert "no API key" not in proc.stderr

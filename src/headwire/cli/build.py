@@ -100,13 +100,15 @@ def plan_session(args: argparse.Namespace, cwd: Path, root: Path | None = None) 
     return SessionPlan(getattr(args, "session_id", None) or str(uuid.uuid4()))
 
 
-def build_model(args: argparse.Namespace) -> Model:
+def build_model(args: argparse.Namespace, settings: Settings | None = None) -> Model:
     """The model the flags ask for: scripted (offline) or a provider's server
-    (:func:`headwire.cli.model_flags.model_from_flags`), wrapped with its ``--fallback-model``
+    (:func:`headwire.cli.model_flags.model_from_flags`, the settings' ``security.auth.*`` and
+    ``model.*`` under the flags and the environment), wrapped with its ``--fallback-model``
     list when there is one."""
-    from headwire.cli.model_flags import model_from_flags
+    from headwire.cli.model_flags import model_from_flags, provider_settings
 
-    model = model_from_flags(args)
+    choice = provider_settings(settings) if settings is not None else None
+    model = model_from_flags(args, choice)
     fallbacks = list(getattr(args, "fallback_model", None) or [])
     if not fallbacks:
         return model
@@ -116,7 +118,8 @@ def build_model(args: argparse.Namespace) -> Model:
     from headwire.runtime.models.fallback import FallbackModel
 
     others = [
-        model_from_flags(argparse.Namespace(**{**vars(args), "model": name})) for name in fallbacks
+        model_from_flags(argparse.Namespace(**{**vars(args), "model": name}), choice)
+        for name in fallbacks
     ]
     return FallbackModel(model, others, warn)
 
@@ -130,7 +133,9 @@ async def close_model(model: Model) -> None:
 
 async def check_flags(args: argparse.Namespace) -> None:
     """Fail fast on flags that cannot work (the model's setup), before serving anything."""
-    await close_model(build_model(args))
+    from headwire.cli.settings_apply import settings_for
+
+    await close_model(build_model(args, settings_for(args, Path.cwd())))
 
 
 @dataclass
@@ -219,7 +224,7 @@ async def build_runtime(
     settings = settings_for(args, cwd)
     args = apply_settings(args, settings)
     root = data_dir()
-    model = build_model(args)
+    model = build_model(args, settings)
     closers: list[Closer] = [lambda: close_model(model)]
     try:
         contract = contract_config(args, model, settings.model_pricing, plan.usage)

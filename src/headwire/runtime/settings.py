@@ -364,6 +364,16 @@ class Settings:
     web_fetch_allow_private: bool = False
     context_file_names: tuple[str, ...] = DEFAULT_CONTEXT_FILE_NAMES
     env: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    auth_type: str | None = None
+    """``security.auth.selectedType``."""
+    base_url: str | None = None
+    """``security.auth.baseUrl``."""
+    api_key: str | None = field(default=None, repr=False)
+    """``security.auth.apiKey`` (user settings and ``--settings`` only)."""
+    parse_text_tool_calls: bool | None = None
+    """``model.parseTextToolCalls``."""
+    thinking_budget: int | None = None
+    """``model.thinkingBudget``."""
 
     def layer(self, scope: Scope) -> SettingsLayer | None:
         """The layer of ``scope``, if there is one."""
@@ -443,6 +453,11 @@ def merge_layers(layers: tuple[SettingsLayer, ...]) -> Settings:
         web_fetch_allow_private=bool(top("tools.webFetch.allowPrivateNetwork")),
         context_file_names=tuple(n.strip() for n in names) if names else DEFAULT_CONTEXT_FILE_NAMES,
         env=MappingProxyType(env),
+        auth_type=top("security.auth.selectedType"),
+        base_url=top("security.auth.baseUrl"),
+        api_key=top("security.auth.apiKey"),
+        parse_text_tool_calls=top("model.parseTextToolCalls"),
+        thinking_budget=top("model.thinkingBudget"),
     )
 
 

@@ -123,7 +123,7 @@ def test_untrusted_project_loses_the_keys_that_run_code(tmp_path: Path) -> None:
         "tools.approvalMode",
     }
     assert set(trust_keys()) >= {"mcpServers", "env", "tools.allowed", "tools.approvalMode"}
-    assert user_only_keys() == ("tools.webFetch.allowPrivateNetwork",)
+    assert user_only_keys() == ("security.auth.apiKey", "tools.webFetch.allowPrivateNetwork")
 
 
 def test_loaded_settings_are_frozen(tmp_path: Path) -> None:
@@ -231,6 +231,11 @@ def _leaves(schema: Any, prefix: str = "") -> list[str]:
 SAMPLE_VALUES: dict[str, Any] = {
     "model.name": "m",
     "model.maxSessionTurns": 7,
+    "model.parseTextToolCalls": True,
+    "model.thinkingBudget": 1024,
+    "security.auth.selectedType": "anthropic",
+    "security.auth.baseUrl": "http://127.0.0.1:1/v1",
+    "security.auth.apiKey": "sk-x",
     "modelFallbacks": "a, b,a, c, d",
     "modelPricing": {"m": {"inputPerMillionTokens": 1, "outputPerMillionTokens": 2}},
     "tools.core": ["read_file"],
