@@ -169,7 +169,8 @@ def build_parser() -> Parser:
         "--openai-api-key",
         metavar="KEY",
         help="the provider's API key (env OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY); "
-        "without one, requests are sent unauthenticated and a warning says so",
+        "a local or private server needs none; with neither a key nor a base URL the run "
+        "stops (exit 2)",
     )
     p.add_argument(
         "--auth-type",
