@@ -333,3 +333,59 @@ def test_provider_settings_choose_the_endpoint_model_and_key(tmp_path: Path) -> 
     assert [b["model"] for b in bodies] == ["from-settings", "from-settings"]
     assert any(m["role"] == "tool" for m in bodies[1]["messages"])  # the text call ran
     assert "no API key" not in proc.stderr
+
+
+# ---- advice that works ---------------------------------------------------------------------
+
+
+def _advice(proc: Any) -> str:
+    """The refused call's message on the wire (stream-json)."""
+    for message in proc.lines():
+        if message.get("type") == "user":
+            for block in message["message"]["content"]:
+                if block.get("type") == "tool_result" and block.get("is_error"):
+                    return str(block["content"])
+    raise AssertionError("no refused call")
+
+
+def test_a_denied_commands_advice_allows_that_exact_call(tmp_path: Path) -> None:
+    import re
+    import shlex
+
+    proj = tmp_path / "proj"
+    (proj / "sub").mkdir(parents=True)
+    commands = [
+        "touch m1 && touch m2",
+        "cd sub && touch ../m3",
+        "printf x | tail -c 1 > m4",
+        "python3 -c \"open('m5', 'w')\"",
+    ]
+    for number, command in enumerate(commands):
+        marker = proj / ("m2", "m3", "m4", "m5")[number]
+        script = [{"tool": "run_shell_command", "args": {"command": command}}, {"text": "ok"}]
+        with FakeOpenAI(script + script) as fake:
+            denied = run(fake, ["-m", "m", "-p", "go"], tmp_path)
+            advice = _advice(denied)
+            assert not marker.exists(), command
+            found = re.search(r"Use --allowed-tools ('[^']*'|\S+)", advice)
+            if found is not None:
+                flag = ["--allowed-tools", shlex.split(found.group(1))[0]]
+            else:
+                assert advice.endswith("use --approval-mode yolo."), advice
+                flag = ["--approval-mode", "yolo"]
+            allowed = run(fake, ["-m", "m", *flag, "-p", "go"], tmp_path)
+        assert allowed.returncode == 0 and marker.exists(), (command, advice, allowed.stderr)
+
+
+def test_the_terminal_view_shows_the_whole_refusal(tmp_path: Path) -> None:
+    command = "true && true && true && touch made"
+    script = [{"tool": "run_shell_command", "args": {"command": command}}, {"text": "ok"}]
+    with FakeOpenAI(script) as fake:
+        proc = run_cli(
+            ["--auth-type", "openai", "-m", "m", "--verbose", "-p", "go"],
+            tmp_path,
+            OPENAI_BASE_URL=fake.base_url,
+        )
+    assert proc.returncode == 0
+    assert "--allowed-tools 'run_shell_command(true),run_shell_command(touch)'" in proc.stderr
+    assert "or --approval-mode yolo." in proc.stderr and "allow with" not in proc.stderr
