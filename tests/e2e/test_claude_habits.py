@@ -389,3 +389,40 @@ def test_the_terminal_view_shows_the_whole_refusal(tmp_path: Path) -> None:
     assert proc.returncode == 0
     assert "--allowed-tools 'run_shell_command(true),run_shell_command(touch)'" in proc.stderr
     assert "or --approval-mode yolo." in proc.stderr and "allow with" not in proc.stderr
+
+
+# ---- tools mean what upstream's mean ------------------------------------------------------
+
+
+def test_read_file_errors_name_the_path_and_ls_applies_gitignore_as_upstream(
+    tmp_path: Path,
+) -> None:
+    """Checked against Qwen Code 0.24.4 on the same tree: its model is told "File not found:
+    P" / "Path is a directory, not a file: P", and its listing shows ``build`` (a "build/"
+    rule does not hide it there) with 2 git-ignored (debug.log and .git)."""
+    proj = tmp_path / "proj"
+    for folder in (".git", "sub", "node_modules/x", "build"):
+        (proj / folder).mkdir(parents=True)
+    (proj / ".gitignore").write_text("build/\n*.log\n")
+    for name in ("a.txt", "debug.log", "build/out.o"):
+        (proj / name).write_text("x")
+    write(
+        tmp_path / "home" / ".headwire" / "settings.json",
+        {"tools": {"listDirectory": {"enabled": True}}},
+    )
+    script = [
+        {"tool": "read_file", "args": {"file_path": str(proj / "missing.txt")}},
+        {"tool": "read_file", "args": {"file_path": str(proj / "sub")}},
+        {"tool": "list_directory", "args": {"path": str(proj)}},
+        {"text": "done"},
+    ]
+    with FakeOpenAI(script) as fake:
+        proc = run(fake, ["-m", "m", "-p", "go"], tmp_path)
+        told = [m["content"] for m in fake.requests[-1]["messages"] if m["role"] == "tool"]
+    assert proc.returncode == 0, proc.stderr
+    assert str(proj / "missing.txt") in told[0] and str(proj / "sub") in told[1]
+    listing = told[2]
+    assert listing.startswith(f"Listed 5 item(s) in {proj}:")
+    assert listing.endswith(
+        "[DIR] build\n[DIR] node_modules\n[DIR] sub\n.gitignore\na.txt\n\n(2 git-ignored)"
+    )
