@@ -248,7 +248,8 @@ def documented_keys() -> list[str]:
 
     pattern = re.compile(rf"`((?:{_CATEGORIES})(?:\.[A-Za-z][A-Za-z0-9]*)+)`")
     texts = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-    return sorted({m for path in texts for m in pattern.findall(path.read_text())})
+    found = {m for path in texts for m in pattern.findall(path.read_text())}
+    return sorted(k for k in found if k.rsplit(".", 1)[1] not in ("md", "json", "py", "png"))
 
 
 def sample(schema: dict[str, Any], key: str) -> Any:

@@ -237,7 +237,7 @@ def build_parser() -> Parser:
         metavar="USD",
         help="stop with exit code 53 (result error_max_budget_usd) before the next model call "
         "once this run has spent USD dollars: the call that crosses it is the last (prices: "
-        "the README's Cost section, settings modelPricing)",
+        "docs/reference.md, Cost, settings modelPricing)",
     )
     p.add_argument(
         "--max-duration",
