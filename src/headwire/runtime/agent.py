@@ -458,6 +458,28 @@ class Agent:
         self.events(ev.ModelCallFinished(usage=usage, message=assistant, parent=parent))
         return calls, text
 
+    async def _ask_aside(self, prompt: str) -> str | None:
+        """One tool-free call to the session's model on ``prompt``, outside the conversation
+        (a tool's side question: ``web_fetch``'s prompt about a page).  Its usage goes to the
+        meter, so the budget counts it, and it passes the run's limits gate first (a spent
+        budget or a stopped turn raises); a failed call is ``None`` (the tool falls back)."""
+        self.config.limits.before_side_call()
+        request = ModelRequest(
+            model=self.model.name, messages=[{"role": "user", "content": prompt}], tools=[]
+        )
+        parts: list[str] = []
+        usage = Usage()
+        try:
+            async for event in self.model.stream(request):
+                if isinstance(event, TextDelta):
+                    parts.append(event.text)
+                elif isinstance(event, Finished):
+                    usage = event.usage or Usage()
+        except ModelError:
+            return None
+        self.config.meter.add(str(getattr(self.model, "answered_by", self.model.name)), usage)
+        return "".join(parts).strip() or None
+
     # -- tools ------------------------------------------------------------------------------
 
     async def _run_calls(self, calls: list[ToolCall], stats: _Stats) -> None:
@@ -573,6 +595,7 @@ class Agent:
             allow_protected_writes=self.config.policy.allow_protected_writes,
             call_id=call.call_id,
             owner=self,
+            ask_model=self._ask_aside,
             progress=lambda content: self.events(
                 ev.ToolProgress(call_id=call.call_id, content=content, parent=self.parent)
             ),

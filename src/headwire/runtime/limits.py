@@ -169,6 +169,17 @@ class RunLimits:
         self._stopped()
         if 0 <= self.max_model_calls <= self.model_calls:
             self._stop(TurnLimitExceeded(MAX_TURNS_MESSAGE))
+        self._check_budget()
+        self.model_calls += 1
+
+    def before_side_call(self) -> None:
+        """Let a tool's side question to the model start (``web_fetch``'s prompt about a page:
+        no turn of the conversation, so not counted as one), or raise the limit that forbids
+        it: a stopped turn, or a spent budget."""
+        self._stopped()
+        self._check_budget()
+
+    def _check_budget(self) -> None:
         budget = self.max_budget_usd
         if budget is not None:
             spent = self.meter.spent_usd()
@@ -182,7 +193,6 @@ class RunLimits:
                 )
             elif spent >= budget:
                 self._stop(BudgetExceeded(budget_message(budget, spent)))
-        self.model_calls += 1
 
     def before_tool_call(self) -> None:
         """Let one tool call go on to its checks and its run, or raise the limit that forbids

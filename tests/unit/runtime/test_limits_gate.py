@@ -44,6 +44,8 @@ SRC = ROOT / "src" / "headwire"
 
 STREAM_CALLERS = {
     ("runtime/agent.py", "Agent._model_call"): "the gate: every model call of a session",
+    ("runtime/agent.py", "Agent._ask_aside"): "a tool's side question, gated by before_side_call",
+    ("runtime/models/http_base.py", "StreamingHttpModel.get_json"): "httpx, not a model",
     ("runtime/models/fallback.py", "FallbackModel.stream"): "a model wrapping models (one call)",
     ("runtime/models/openai.py", "OpenAIModel.stream"): "a model retrying its own request",
     ("runtime/models/doctor.py", "_ask"): "headwire doctor's probe: no session, no limits",
@@ -105,6 +107,8 @@ def test_every_model_call_site_is_listed_and_the_one_in_a_session_is_gated() -> 
     assert {site for site in sites} == set(STREAM_CALLERS), sites
     gate = _function("runtime/agent.py", "Agent._model_call")
     assert _first_line(gate, "before_model_call") < _first_line(gate, "stream")
+    side = _function("runtime/agent.py", "Agent._ask_aside")
+    assert _first_line(side, "before_side_call") < _first_line(side, "stream")
 
 
 def test_every_tool_runs_through_the_gated_call() -> None:
