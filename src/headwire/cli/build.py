@@ -21,7 +21,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from headwire import __version__
 from headwire.cli.flags import split_list
@@ -43,6 +43,9 @@ from headwire.runtime.recording import (
 from headwire.runtime.settings import Settings
 from headwire.runtime.storage import ArtifactStore, data_dir
 from headwire.runtime.tools.base import ApprovalMode, Tool
+
+if TYPE_CHECKING:
+    from headwire.runtime.hook_process import HookRunner
 
 Closer = Callable[[], Awaitable[None]]
 
@@ -240,6 +243,7 @@ async def build_runtime(
         # context files are text for the model, read in every folder as upstream does; the
         # permission rules decide whatever it then asks for
         context_text=load_context(cwd, root, settings.context_file_names, note=warn),
+        hooks=_hooks(settings, cwd),
         **contract,
     )
     try:
@@ -259,7 +263,27 @@ async def build_runtime(
         ask=ask,
         conversation=plan.conversation,
     )
+    if config.hooks is not None:
+        config.hooks.transcript_path = str(recorder.path)
+        closers.append(agent.end_session)  # runs first: SessionEnd before anything closes
     return Runtime(agent, events, recorder, closers)
+
+
+def _hooks(settings: Settings, cwd: Path) -> HookRunner | None:
+    """The session's hooks, ``None`` when the settings configure none (then the hook
+    machinery is never imported)."""
+    layers = settings.hook_layers()
+    if not layers:
+        return None
+    from headwire.runtime.hook_process import HookRunner
+    from headwire.runtime.hooks import hook_table
+
+    return HookRunner(
+        hook_table(layers),
+        cwd=cwd,
+        allow_private_network=settings.web_fetch_allow_private,
+        stop_cap=settings.stop_hook_cap,
+    )
 
 
 async def open_acp_runtime(

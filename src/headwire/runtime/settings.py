@@ -364,6 +364,20 @@ class Settings:
     web_fetch_allow_private: bool = False
     context_file_names: tuple[str, ...] = DEFAULT_CONTEXT_FILE_NAMES
     env: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    disable_all_hooks: bool = False
+    stop_hook_cap: int = 8
+
+    def hook_layers(self) -> list[tuple[str, dict[str, Any]]]:
+        """``(source, hooks)`` per layer that configures hooks, in merge order (all of them
+        run); empty when ``disableAllHooks`` is set."""
+        if self.disable_all_hooks:
+            return []
+        out: list[tuple[str, dict[str, Any]]] = []
+        for layer in self.layers:
+            hooks = layer.get("hooks")
+            if hooks:
+                out.append((layer.source, _thaw(hooks)))
+        return out
 
     def layer(self, scope: Scope) -> SettingsLayer | None:
         """The layer of ``scope``, if there is one."""
@@ -443,6 +457,8 @@ def merge_layers(layers: tuple[SettingsLayer, ...]) -> Settings:
         web_fetch_allow_private=bool(top("tools.webFetch.allowPrivateNetwork")),
         context_file_names=tuple(n.strip() for n in names) if names else DEFAULT_CONTEXT_FILE_NAMES,
         env=MappingProxyType(env),
+        disable_all_hooks=bool(top("disableAllHooks")),
+        stop_hook_cap=top("stopHookBlockingCap") or 8,
     )
 
 
