@@ -648,7 +648,11 @@ class Agent:
         fields = self._tool_fields(call, args)
         fields["duration_ms"] = int((time.monotonic() - ran) * 1000)
         if outcome.error is None:
-            fields["tool_response"] = {"llm_content": outcome.llm_text, "display": outcome.display}
+            fields["tool_response"] = {
+                "llm_content": outcome.llm_text,  # what the model gets (a large output: cut)
+                "display": outcome.display,  # the whole output, not a wire preview
+                "output_file": str(outcome.artifact) if outcome.artifact else None,
+            }
             verdict = await self.hook("PostToolUse", tool.name, fields)
         else:
             fields["error"] = outcome.error

@@ -122,7 +122,13 @@ def test_untrusted_project_loses_the_keys_that_run_code(tmp_path: Path) -> None:
         "tools.allowed",
         "tools.approvalMode",
     }
-    assert set(trust_keys()) >= {"mcpServers", "env", "tools.allowed", "tools.approvalMode"}
+    assert set(trust_keys()) >= {
+        "mcpServers",
+        "env",
+        "tools.allowed",
+        "tools.approvalMode",
+        "hooks",
+    }
     assert user_only_keys() == ("tools.webFetch.allowPrivateNetwork",)
 
 
@@ -243,6 +249,9 @@ SAMPLE_VALUES: dict[str, Any] = {
     "context.fileName": "RULES.md",
     "env": {"K": "v"},
     "mcpServers": {"s": {"command": "c"}},
+    "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "true"}]}]},
+    "disableAllHooks": True,
+    "stopHookBlockingCap": 3,
 }
 
 

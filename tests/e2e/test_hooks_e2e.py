@@ -1,0 +1,310 @@
+"""Hooks (issue 24), each run as a real hook process through headwire: its effect on the tool,
+on what the model received (the fake server's log) and on the wire."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from tests.e2e.helpers import run_cli
+from tests.fakes.fake_openai import FakeOpenAI
+
+FLAGS = ["--auth-type", "openai", "-o", "stream-json", "-m", "m"]
+
+HOOK = r"""
+import json, os, sys
+data = json.load(sys.stdin)
+with open(os.path.join(os.environ["QWEN_PROJECT_DIR"], "hooks.log"), "a") as log:
+    log.write(json.dumps(data) + "\n")
+mode = sys.argv[1]
+if mode == "exit2":
+    print(sys.argv[2], file=sys.stderr)
+    sys.exit(2)
+if mode == "exit1":
+    print("broken hook", file=sys.stderr)
+    sys.exit(1)
+if mode == "json":
+    print(sys.argv[2])
+if mode == "text":
+    print(sys.argv[2])
+if mode == "once":  # block the first time only (Stop)
+    flag = os.path.join(os.environ["QWEN_PROJECT_DIR"], "once.flag")
+    if not os.path.exists(flag):
+        open(flag, "w").close()
+        print(json.dumps({"decision": "block", "reason": sys.argv[2]}))
+"""
+
+
+def hook(mode: str, arg: str = "", **extra: Any) -> dict[str, Any]:
+    command = f'python3 "$QWEN_PROJECT_DIR/hook.py" {mode} {json.dumps(arg)}'
+    return {"type": "command", "command": command, "name": f"{mode}-hook", **extra}
+
+
+def setup(tmp: Path, hooks: dict[str, Any], **settings: Any) -> Path:
+    proj = tmp / "proj"
+    (proj / ".headwire").mkdir(parents=True, exist_ok=True)
+    (proj / "hook.py").write_text(HOOK)
+    (proj / ".headwire" / "settings.json").write_text(json.dumps({"hooks": hooks, **settings}))
+    return proj
+
+
+def run(fake: FakeOpenAI, tmp: Path, *args: str, trust: bool = True, **env: str) -> Any:
+    extra = {"HEADWIRE_TRUST_PROJECT": "1"} if trust else {}
+    return run_cli([*FLAGS, *args], tmp, OPENAI_BASE_URL=fake.base_url, **extra, **env)
+
+
+def lines(stdout: bytes) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in stdout.splitlines() if line.strip()]
+
+
+def hook_messages(stdout: bytes) -> list[dict[str, Any]]:
+    return [m for m in lines(stdout) if m.get("subtype") == "hook_response"]
+
+
+def logged(proj: Path) -> list[dict[str, Any]]:
+    path = proj / "hooks.log"
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def tool_messages(body: dict[str, Any]) -> list[str]:
+    return [str(m["content"]) for m in body["messages"] if m["role"] == "tool"]
+
+
+def shell(command: str) -> dict[str, Any]:
+    return {"tool": "run_shell_command", "args": {"command": command}}
+
+
+def test_pre_tool_use_exit_2_blocks_the_command_before_it_runs(tmp_path: Path) -> None:
+    proj = setup(tmp_path, {"PreToolUse": [{"matcher": "Bash", "hooks": [hook("exit2", "no!")]}]})
+    with FakeOpenAI([shell("touch made"), {"text": "ok"}]) as fake:
+        proc = run(fake, tmp_path, "--yolo", "-p", "go")
+        second = fake.requests[1]
+    assert proc.returncode == 0, proc.stderr
+    assert not (proj / "made").exists()
+    assert "no!" in tool_messages(second)[0]
+    (entry,) = logged(proj)
+    assert entry["hook_event_name"] == "PreToolUse"
+    assert entry["tool_name"] == "run_shell_command"
+    assert entry["tool_input"] == {"command": "touch made"}
+    assert entry["permission_mode"] == "yolo" and entry["cwd"] == str(proj)
+    assert entry["session_id"] and entry["transcript_path"].endswith(".jsonl")
+    (wire,) = hook_messages(proc.stdout)
+    assert wire["hook_event"] == "PreToolUse" and wire["hook_name"] == "exit2-hook"
+    assert wire["outcome"] == "blocked" and wire["exit_code"] == 2
+    assert wire["stderr"].strip() == "no!" and wire["duration_ms"] >= 0
+
+
+def test_pre_tool_use_json_deny_and_matchers(tmp_path: Path) -> None:
+    deny = json.dumps(
+        {
+            "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "deny",
+                "permissionDecisionReason": "policy says no",
+            }
+        }
+    )
+    groups = [
+        {"matcher": "^read_file$", "hooks": [hook("exit2", "wrong tool")]},
+        {"matcher": "Write|Bash", "hooks": [hook("json", deny)]},
+    ]
+    proj = setup(tmp_path, {"PreToolUse": groups})
+    with FakeOpenAI([shell("touch made"), {"text": "ok"}]) as fake:
+        proc = run(fake, tmp_path, "--yolo", "-p", "go")
+        second = fake.requests[1]
+    assert proc.returncode == 0, proc.stderr
+    assert not (proj / "made").exists()
+    assert "policy says no" in tool_messages(second)[0]
+    assert len(logged(proj)) == 1  # the read_file group did not run
+    assert [m["outcome"] for m in hook_messages(proc.stdout)] == ["blocked"]
+
+
+def test_pre_tool_use_updated_input_runs_and_is_checked(tmp_path: Path) -> None:
+    change = {"hookSpecificOutput": {"permissionDecision": "allow", "updatedInput": {}}}
+    change["hookSpecificOutput"]["updatedInput"] = {"command": "echo changed > out.txt"}
+    proj = setup(tmp_path, {"PreToolUse": [{"hooks": [hook("json", json.dumps(change))]}]})
+    with FakeOpenAI([shell("echo original > out.txt"), {"text": "ok"}]) as fake:
+        proc = run(fake, tmp_path, "--yolo", "-p", "go")
+    assert proc.returncode == 0, proc.stderr
+    assert (proj / "out.txt").read_text() == "changed\n"
+    # an updatedInput the tool's schema refuses does not run
+    bad = {"hookSpecificOutput": {"updatedInput": {"command": 42}}}
+    setup(tmp_path, {"PreToolUse": [{"hooks": [hook("json", json.dumps(bad))]}]})
+    (proj / "out.txt").unlink()
+    with FakeOpenAI([shell("echo original > out.txt"), {"text": "ok"}]) as fake:
+        proc = run(fake, tmp_path, "--yolo", "-p", "go")
+        second = fake.requests[1]
+    assert proc.returncode == 0, proc.stderr
+    assert not (proj / "out.txt").exists()
+    assert "updatedInput" in tool_messages(second)[0]
+
+
+def test_pre_tool_use_allow_skips_the_question_but_not_a_deny_rule(tmp_path: Path) -> None:
+    allow = json.dumps({"hookSpecificOutput": {"permissionDecision": "allow"}})
+    proj = setup(tmp_path, {"PreToolUse": [{"hooks": [hook("json", allow)]}]})
+    with FakeOpenAI([shell("touch made"), {"text": "ok"}]) as fake:
+        proc = run(fake, tmp_path, "-p", "go")  # default mode: no one to ask in -p
+    assert proc.returncode == 0, proc.stderr
+    assert (proj / "made").exists()
+    (proj / "made").unlink()
+    with FakeOpenAI([shell("touch made"), {"text": "ok"}]) as fake:
+        proc = run(fake, tmp_path, "--exclude-tools", "run_shell_command(touch *)", "-p", "go")
+    assert proc.returncode == 0, proc.stderr
+    assert not (proj / "made").exists()
+
+
+def test_permission_request_hook_answers_the_question(tmp_path: Path) -> None:
+    answer = {"hookSpecificOutput": {"decision": {"behavior": "allow"}}}
+    proj = setup(tmp_path, {"PermissionRequest": [{"hooks": [hook("json", json.dumps(answer))]}]})
+    with FakeOpenAI([shell("touch made"), {"text": "ok"}]) as fake:
+        proc = run(fake, tmp_path, "-p", "go")
+    assert proc.returncode == 0, proc.stderr
+    assert (proj / "made").exists()
+    assert [e["hook_event_name"] for e in logged(proj)] == ["PermissionRequest"]
+
+
+def test_post_tool_use_sees_the_whole_output_and_adds_context(tmp_path: Path) -> None:
+    context = json.dumps({"hookSpecificOutput": {"additionalContext": "AUDITED"}})
+    proj = setup(
+        tmp_path,
+        {"PostToolUse": [{"matcher": "run_shell_command", "hooks": [hook("json", context)]}]},
+    )
+    with FakeOpenAI([shell("seq 1 30000"), {"text": "ok"}]) as fake:
+        proc = run(fake, tmp_path, "--yolo", "-p", "go")
+        second = fake.requests[1]
+    assert proc.returncode == 0, proc.stderr
+    (entry,) = logged(proj)
+    full = entry["tool_response"]["display"]
+    assert full.startswith("1\n2\n3\n") and "\n29999\n30000" in full  # whole, not a preview
+    assert len(full) > 65536 and Path(entry["tool_response"]["output_file"]).is_file()
+    assert entry["duration_ms"] >= 0
+    assert tool_messages(second)[0].endswith("AUDITED")
+
+
+def test_post_tool_use_failure(tmp_path: Path) -> None:
+    proj = setup(tmp_path, {"PostToolUseFailure": [{"hooks": [hook("log")]}]})
+    with FakeOpenAI([shell("echo bad >&2; exit 3"), {"text": "ok"}]) as fake:
+        proc = run(fake, tmp_path, "--yolo", "-p", "go")
+    assert proc.returncode == 0, proc.stderr
+    (entry,) = logged(proj)
+    assert entry["hook_event_name"] == "PostToolUseFailure" and entry["error"]
+
+
+def test_user_prompt_submit_context_and_block(tmp_path: Path) -> None:
+    proj = setup(tmp_path, {"UserPromptSubmit": [{"hooks": [hook("text", "ticket ABC-1")]}]})
+    with FakeOpenAI([{"text": "ok"}]) as fake:
+        proc = run(fake, tmp_path, "-p", "go")
+        user = fake.requests[0]["messages"][-1]["content"]
+    assert proc.returncode == 0, proc.stderr
+    assert user.startswith("go\n\n") and "ticket ABC-1" in user
+    assert logged(proj)[0]["prompt"] == "go"
+    setup(tmp_path, {"UserPromptSubmit": [{"hooks": [hook("exit2", "secrets in prompt")]}]})
+    with FakeOpenAI([{"text": "ok"}]) as fake:
+        proc = run(fake, tmp_path, "-p", "go")
+        requests = len(fake.requests)
+    assert requests == 0
+    assert proc.returncode != 0
+    result = lines(proc.stdout)[-1]
+    assert result["type"] == "result" and result["is_error"] is True
+    assert "secrets in prompt" in json.dumps(result)
+
+
+def test_session_start_stop_and_session_end_in_one_shot(tmp_path: Path) -> None:
+    hooks = {
+        "SessionStart": [{"matcher": "startup", "hooks": [hook("text", "STARTED-CONTEXT")]}],
+        "Stop": [{"hooks": [hook("once", "please add tests")]}],
+        "SessionEnd": [{"hooks": [hook("log")]}],
+    }
+    proj = setup(tmp_path, hooks)
+    with FakeOpenAI([{"text": "first"}, {"text": "second"}]) as fake:
+        proc = run(fake, tmp_path, "-p", "go")
+        requests = list(fake.requests)
+    assert proc.returncode == 0, proc.stderr
+    assert "STARTED-CONTEXT" in requests[0]["messages"][0]["content"]
+    assert len(requests) == 2
+    assert requests[1]["messages"][-1] == {"role": "user", "content": "please add tests"}
+    (result,) = [m for m in lines(proc.stdout) if m["type"] == "result"]
+    assert result["result"] == "second"
+    assert hook_messages(proc.stdout)[-1]["hook_event"] == "SessionEnd"  # after the result
+    events = [e["hook_event_name"] for e in logged(proj)]
+    assert events == ["SessionStart", "Stop", "Stop", "SessionEnd"]
+    stops = [e for e in logged(proj) if e["hook_event_name"] == "Stop"]
+    assert [s["stop_hook_active"] for s in stops] == [False, True]
+    assert stops[0]["last_assistant_message"] == "first"
+
+
+def test_stop_blocking_is_capped(tmp_path: Path) -> None:
+    block = json.dumps({"decision": "block", "reason": "again"})
+    setup(tmp_path, {"Stop": [{"hooks": [hook("json", block)]}]}, stopHookBlockingCap=2)
+    with FakeOpenAI({"replies": [], "default": {"text": "x"}}) as fake:
+        proc = run(fake, tmp_path, "-p", "go")
+        requests = len(fake.requests)
+    assert proc.returncode == 0, proc.stderr
+    assert requests == 3
+    assert "Stop hooks blocked 2 times" in proc.stderr
+
+
+def test_a_hanging_hook_is_killed_and_the_run_goes_on(tmp_path: Path) -> None:
+    slow = {"type": "command", "command": "sleep 30 & sleep 30", "timeout": 1, "name": "slow"}
+    proj = setup(tmp_path, {"PreToolUse": [{"hooks": [slow]}]})
+    started = time.monotonic()
+    with FakeOpenAI([shell("touch made"), {"text": "ok"}]) as fake:
+        proc = run(fake, tmp_path, "--yolo", "-p", "go")
+    assert time.monotonic() - started < 20
+    assert proc.returncode == 0, proc.stderr
+    assert (proj / "made").exists()
+    (wire,) = hook_messages(proc.stdout)
+    assert wire["outcome"] == "timeout" and wire["exit_code"] is None
+
+
+def test_other_exit_codes_are_non_blocking(tmp_path: Path) -> None:
+    proj = setup(tmp_path, {"PreToolUse": [{"hooks": [hook("exit1")]}]})
+    with FakeOpenAI([shell("touch made"), {"text": "ok"}]) as fake:
+        proc = run(fake, tmp_path, "--yolo", "-p", "go")
+    assert proc.returncode == 0, proc.stderr
+    assert (proj / "made").exists()
+    (wire,) = hook_messages(proc.stdout)
+    assert wire["outcome"] == "error" and wire["exit_code"] == 1
+
+
+def test_project_hooks_need_a_trusted_folder(tmp_path: Path) -> None:
+    proj = setup(tmp_path, {"PreToolUse": [{"hooks": [hook("exit2", "no")]}]})
+    with FakeOpenAI([shell("touch made"), {"text": "ok"}]) as fake:
+        proc = run(fake, tmp_path, "--yolo", "-p", "go", trust=False)
+    assert proc.returncode == 0, proc.stderr
+    assert (proj / "made").exists() and logged(proj) == []
+    assert "ignoring hooks" in proc.stderr and "not a trusted folder" in proc.stderr
+    assert hook_messages(proc.stdout) == []
+
+
+def test_disable_all_hooks(tmp_path: Path) -> None:
+    proj = setup(tmp_path, {"PreToolUse": [{"hooks": [hook("exit2", "no")]}]}, disableAllHooks=True)
+    with FakeOpenAI([shell("touch made"), {"text": "ok"}]) as fake:
+        proc = run(fake, tmp_path, "--yolo", "-p", "go")
+    assert proc.returncode == 0, proc.stderr
+    assert (proj / "made").exists() and logged(proj) == []
+
+
+def test_bad_hooks_settings_are_one_line_errors(tmp_path: Path) -> None:
+    setup(tmp_path, {"PreToolUse": [{"hooks": [{"type": "command"}]}]})
+    with FakeOpenAI([{"text": "ok"}]) as fake:
+        proc = run(fake, tmp_path, "-p", "go")
+    assert proc.returncode == 2
+    assert "hooks.PreToolUse[0].hooks[0]" in proc.stderr and "command" in proc.stderr
+
+
+def test_no_hooks_no_hook_machinery(tmp_path: Path) -> None:
+    """A run without hooks never imports the hook modules (no cost)."""
+    code = (
+        "import sys, runpy; sys.argv = ['headwire', '--version'];"
+        "import headwire.cli.build, headwire.runtime.agent, headwire.headless;"
+        "assert 'headwire.runtime.hooks' not in sys.modules;"
+        "assert 'headwire.runtime.hook_process' not in sys.modules"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
