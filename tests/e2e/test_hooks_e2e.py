@@ -308,3 +308,120 @@ def test_no_hooks_no_hook_machinery(tmp_path: Path) -> None:
         "assert 'headwire.runtime.hook_process' not in sys.modules"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+def test_subagent_start_and_stop(tmp_path: Path) -> None:
+    hooks = {
+        "SubagentStart": [{"matcher": "general-purpose", "hooks": [hook("log")]}],
+        "SubagentStop": [{"hooks": [hook("log")]}],
+        "PreToolUse": [{"matcher": "run_shell_command", "hooks": [hook("log")]}],
+    }
+    proj = setup(tmp_path, hooks)
+    task = {"tool": "agent", "args": {"description": "d", "prompt": "look"}}
+    script = [task, shell("true"), {"text": "sub done"}, {"text": "ok"}]
+    with FakeOpenAI(script) as fake:
+        proc = run(fake, tmp_path, "--yolo", "-p", "go")
+    assert proc.returncode == 0, proc.stderr
+    entries = logged(proj)
+    assert [e["hook_event_name"] for e in entries] == [
+        "SubagentStart",
+        "PreToolUse",
+        "SubagentStop",
+    ]
+    start, pre, stop = entries
+    assert start["agent_type"] == "general-purpose" and start["agent_id"]
+    assert pre["agent_id"] == start["agent_id"]  # fired inside the subagent
+    assert stop["last_assistant_message"] == "sub done"
+    wire = hook_messages(proc.stdout)
+    assert wire[1]["parent_tool_use_id"] == start["agent_id"]
+
+
+def test_persistent_session_fires_per_turn_and_session_end_once(tmp_path: Path) -> None:
+    hooks = {
+        "SessionStart": [{"hooks": [hook("log")]}],
+        "UserPromptSubmit": [{"hooks": [hook("log")]}],
+        "SessionEnd": [{"hooks": [hook("log")]}],
+    }
+    proj = setup(tmp_path, hooks)
+
+    def user(text: str) -> dict[str, Any]:
+        message = {"role": "user", "content": text}
+        return {"type": "user", "session_id": "", "message": message, "parent_tool_use_id": None}
+
+    stdin = "".join(json.dumps(user(t)) + "\n" for t in ("one", "two")).encode()
+    with FakeOpenAI([{"text": "a"}, {"text": "b"}]) as fake:
+        proc = run(fake, tmp_path, "--input-format", "stream-json", stdin=stdin)
+    assert proc.returncode == 0, proc.stderr
+    entries = logged(proj)
+    assert [e["hook_event_name"] for e in entries] == [
+        "SessionStart",
+        "UserPromptSubmit",
+        "UserPromptSubmit",
+        "SessionEnd",
+    ]
+    assert [e.get("prompt") for e in entries[1:3]] == ["one", "two"]
+    assert len(hook_messages(proc.stdout)) == 4
+
+
+def test_acp_session_runs_the_same_hooks(tmp_path: Path) -> None:
+    from tests.e2e.helpers import env_for, write_script
+
+    proj = setup(
+        tmp_path,
+        {
+            "PreToolUse": [{"matcher": "Bash", "hooks": [hook("exit2", "not in acp either")]}],
+            "SessionEnd": [{"hooks": [hook("log")]}],
+        },
+    )
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    script = write_script(tmp_path / "s.jsonl", [shell("touch made"), {"text": "done"}])
+    requests = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "session/new",
+            "params": {"cwd": str(proj), "mcpServers": []},
+        },
+    ]
+    command = [
+        sys.executable,
+        "-m",
+        "headwire",
+        "--experimental-acp",
+        "--yolo",
+        "--script",
+        str(script),
+    ]
+    env = env_for(home, HEADWIRE_TRUST_PROJECT="1")
+    with subprocess.Popen(
+        command,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=proj,
+        env=env,
+    ) as acp:
+        assert acp.stdin is not None and acp.stdout is not None
+
+        def call(message: dict[str, Any]) -> dict[str, Any]:
+            assert acp.stdin is not None and acp.stdout is not None
+            acp.stdin.write(json.dumps(message).encode() + b"\n")
+            acp.stdin.flush()
+            while True:
+                line = json.loads(acp.stdout.readline())
+                if line.get("id") == message["id"] and "method" not in line:
+                    return line
+
+        call(requests[0])
+        session = call(requests[1])["result"]["sessionId"]
+        prompt = [{"type": "text", "text": "go"}]
+        params = {"sessionId": session, "prompt": prompt}
+        answer = call({"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": params})
+        assert answer["result"]["stopReason"] == "end_turn"
+        acp.stdin.close()
+        acp.wait(timeout=60)
+    assert not (proj / "made").exists()
+    events = [e["hook_event_name"] for e in logged(proj)]
+    assert events == ["PreToolUse", "SessionEnd"]
