@@ -102,8 +102,10 @@ async def run_command(
         _kill_group(proc)
         await proc.wait()
         return None, "", f"timed out after {timeout_s:g}s"
-    except BaseException:
+    except BaseException:  # cancelled: the group dies, then the cancellation goes on
         _kill_group(proc)
+        with contextlib.suppress(BaseException):
+            await asyncio.wait_for(proc.wait(), 5)
         raise
     _kill_group(proc)  # nothing the hook started outlives it
     return code, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
