@@ -2,7 +2,7 @@
 
 A repository is data until its user says otherwise.  Project configuration that can execute or
 connect -- the MCP servers of ``<project>/.headwire/settings.json`` and the agent definitions
-of ``<project>/.headwire/agents/`` (hooks, when they come) -- is used only when the project
+of ``<project>/.headwire/agents/``, its ``hooks`` -- is used only when the project
 folder is trusted:
 
 * listed in the user's trust list ``<data dir>/trusted.json`` (``{"folders": ["/abs/path"]}``;
