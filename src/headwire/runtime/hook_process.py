@@ -22,7 +22,7 @@ import os
 import shutil
 import signal
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -44,8 +44,9 @@ MAX_OUTPUT_BYTES = 1024 * 1024
 """What is kept of a hook's stdout and of its stderr (the rest is read and dropped)."""
 _READ = 65536
 
-SdkCallback = Callable[[str, dict[str, Any]], Any]
-"""An SDK client's hook callbacks: ``await call(event, input)`` -> a list of JSON answers."""
+SdkCall = Callable[[str, dict[str, Any], str | None, float], Awaitable[Mapping[str, Any]]]
+"""Calls an SDK client's hook callback: ``await call(callback_id, input, tool_use_id, timeout_s)``
+-> its JSON answer (raises when the client fails or does not answer in time)."""
 
 
 async def _read_capped(stream: asyncio.StreamReader | None) -> bytes:
@@ -122,21 +123,49 @@ class HookRunner:
         transcript_path: str = "",
         allow_private_network: bool = False,
         stop_cap: int = 8,
-        sdk: SdkCallback | None = None,
-        sdk_events: frozenset[str] = frozenset(),
     ) -> None:
-        self.table = dict(table)
+        self.table = {event: list(specs) for event, specs in table.items()}
         self.cwd = cwd
         self.transcript_path = transcript_path
         self.allow_private_network = allow_private_network
         self.stop_cap = stop_cap
-        self.sdk = sdk
-        self.sdk_events = sdk_events
+        self.sdk: SdkCall | None = None
         self._env: dict[str, str] | None = None
 
     def has(self, event: str) -> bool:
         """Whether any hook (or SDK callback) listens to ``event``."""
-        return bool(self.table.get(event)) or event in self.sdk_events
+        return bool(self.table.get(event))
+
+    def add_sdk_hooks(self, hooks: Mapping[str, Any], call: SdkCall) -> int:
+        """Register an SDK client's callbacks (``initialize``'s ``hooks``: ``{event:
+        [{"matcher", "hookCallbackIds", "timeout"}]}``, Claude's shape, timeout in seconds);
+        they run with the settings' hooks of the same event.  Returns how many were added."""
+        self.sdk = call
+        count = 0
+        for event, groups in hooks.items():
+            for group in groups if isinstance(groups, list) else ():
+                if not isinstance(group, Mapping):
+                    continue
+                matcher = group.get("matcher")
+                timeout = group.get("timeout")
+                seconds = 60.0
+                if isinstance(timeout, (int, float)) and not isinstance(timeout, bool):
+                    seconds = float(timeout) if timeout > 0 else seconds
+                for callback_id in group.get("hookCallbackIds") or ():
+                    if not isinstance(callback_id, str):
+                        continue
+                    spec = HookSpec(
+                        event=str(event),
+                        matcher=matcher if isinstance(matcher, str) else "",
+                        kind="sdk",
+                        command=callback_id,
+                        name=f"sdk:{callback_id}",
+                        timeout_s=seconds,
+                        source="initialize",
+                    )
+                    self.table.setdefault(str(event), []).append(spec)
+                    count += 1
+        return count
 
     def env(self, spec: HookSpec) -> dict[str, str]:
         """The environment of a command hook."""
@@ -181,27 +210,28 @@ class HookRunner:
         """Run the hooks ``event`` selects for ``target`` (concurrently); publish each run;
         return the combined verdict (no hooks: an empty verdict)."""
         specs = selected(self.table.get(event, ()), event, target)
-        sdk = self.sdk if event in self.sdk_events else None
-        if not specs and sdk is None:
+        if not specs:
             return Verdict()
         data = self.payload(event, session_id, mode, fields)
         stdin = encode(data) + b"\n"
-        jobs = [self._run(spec, stdin, publish, parent) for spec in specs]
-        if sdk is not None:
-            jobs.append(self._sdk(sdk, event, target, data, publish, parent))
-        answers: list[HookAnswer] = []
-        for found in await asyncio.gather(*jobs):
-            answers.extend(found)
-        return combine(answers)
+        jobs = [self._run(spec, data, stdin, publish, parent) for spec in specs]
+        return combine(await asyncio.gather(*jobs))
 
     async def _run(
-        self, spec: HookSpec, stdin: bytes, publish: ev.EventSink, parent: str | None
-    ) -> list[HookAnswer]:
+        self,
+        spec: HookSpec,
+        data: dict[str, Any],
+        stdin: bytes,
+        publish: ev.EventSink,
+        parent: str | None,
+    ) -> HookAnswer:
         started = time.monotonic()
         code: int | None = None
         out = err = ""
         try:
-            if spec.kind == "http":
+            if spec.kind == "sdk":
+                answer, out, err, code = await self._call_sdk(spec, data)
+            elif spec.kind == "http":
                 answer, out, err, code = await self._post(spec, stdin)
             else:
                 code, out, err = await run_command(
@@ -219,7 +249,26 @@ class HookRunner:
         self._publish(
             publish, spec.event, spec.label, answer.outcome, code, out, err, started, parent
         )
-        return [answer]
+        return answer
+
+    async def _call_sdk(
+        self, spec: HookSpec, data: dict[str, Any]
+    ) -> tuple[HookAnswer, str, str, int | None]:
+        if self.sdk is None:
+            return HookAnswer("error"), "", "no SDK client", None
+        tool_use_id = data.get("tool_use_id")
+        try:
+            output = await self.sdk(
+                spec.command,
+                data,
+                tool_use_id if isinstance(tool_use_id, str) else None,
+                spec.timeout_s,
+            )
+        except TimeoutError:
+            return HookAnswer("timeout"), "", f"timed out after {spec.timeout_s:g}s", None
+        except Exception as exc:  # the client failed: a non-blocking error
+            return HookAnswer("error", reason=str(exc)), "", str(exc), None
+        return answer_from_json(spec.event, output), encode(dict(output)).decode(), "", 0
 
     async def _post(self, spec: HookSpec, body: bytes) -> tuple[HookAnswer, str, str, int | None]:
         import json
@@ -254,38 +303,6 @@ class HookRunner:
             if isinstance(data, dict):
                 return answer_from_json(spec.event, data), text, "", 0
         return HookAnswer("success", message=text.strip()), text, "", 0
-
-    async def _sdk(
-        self,
-        call: SdkCallback,
-        event: str,
-        target: str | None,
-        data: dict[str, Any],
-        publish: ev.EventSink,
-        parent: str | None,
-    ) -> list[HookAnswer]:
-        started = time.monotonic()
-        try:
-            results = await call(event, {**data, "_target": target})
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # the client failed: a non-blocking error
-            self._publish(publish, event, "sdk", "error", None, "", str(exc), started, parent)
-            return []
-        answers = [answer_from_json(event, r) for r in results if isinstance(r, Mapping)]
-        for answer in answers:
-            self._publish(
-                publish,
-                event,
-                "sdk",
-                answer.outcome,
-                0,
-                encode(answer.output or {}).decode(),
-                "",
-                started,
-                parent,
-            )
-        return answers
 
     @staticmethod
     def _publish(
