@@ -99,6 +99,8 @@ class SessionInfo:
     permission_mode: str
     version: str
     agents: tuple[str, ...]
+    skills: tuple[str, ...] = ()
+    """The skills a ``/name`` prompt can run (``slash_commands``, as upstream lists them)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -220,7 +220,7 @@ class HeadlessEmitter:
                 mcp_servers=[dict(s) for s in info.mcp_servers],
                 model=info.model,
                 permission_mode=info.permission_mode,
-                slash_commands=[],
+                slash_commands=list(info.skills),
                 version=info.version,
                 agents=list(info.agents),
             )

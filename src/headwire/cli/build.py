@@ -46,6 +46,7 @@ from headwire.runtime.tools.base import ApprovalMode, Tool
 
 if TYPE_CHECKING:
     from headwire.runtime.hook_process import HookRunner
+    from headwire.runtime.skills import Skill
 
 Closer = Callable[[], Awaitable[None]]
 
@@ -217,6 +218,11 @@ async def build_runtime(
         wants_agent = not core or "agent" in core
         if depth > 0 and wants_agent and not policy.excludes("agent"):
             tools.append(AgentTool(agents))
+        skills = _skills(args, settings, root, cwd)
+        if skills and (not core or "skill" in core) and not policy.excludes("skill"):
+            from headwire.runtime.tools.skill import SkillTool
+
+            tools.append(SkillTool(list(skills.values())))
         extra, statuses, close_mcp = await _mcp_tools(args, cwd, acp_servers, settings)
         if close_mcp is not None:
             closers.append(close_mcp)
@@ -244,6 +250,8 @@ async def build_runtime(
         # permission rules decide whatever it then asks for
         context_text=load_context(cwd, root, settings.context_file_names, note=warn),
         hooks=_hooks(settings, cwd),
+        skills=skills,
+        skill_catalogue=_catalogue(skills),
         **contract,
     )
     try:
@@ -267,6 +275,39 @@ async def build_runtime(
         config.hooks.transcript_path = str(recorder.path)
         closers.append(agent.end_session)  # runs first: SessionEnd before anything closes
     return Runtime(agent, events, recorder, closers)
+
+
+def _skills(
+    args: argparse.Namespace, settings: Settings, root: Path, cwd: Path
+) -> dict[str, Skill]:
+    """The session's skills by name (project ones only in a trusted folder, one note when
+    skipped), after the ``skills.*`` settings."""
+    from headwire.cli.project_trust import trusted_project
+    from headwire.runtime.skills import discover, skill_roots, visible
+    from headwire.runtime.trust import untrusted_note
+
+    trusted = trusted_project(args, root, cwd)
+    levels = settings.skills_disabled_levels
+    roots = [r for r in skill_roots(root, cwd, Path.home(), trusted=trusted) if r[1] not in levels]
+    if not trusted and "project" not in levels:
+        skipped = [cwd / d / "skills" for d in (".headwire", ".qwen", ".claude", ".agents")]
+        if any(p.is_dir() and p.resolve() != (root / "skills").resolve() for p in skipped):
+            warn(untrusted_note("project skills", cwd))
+    found = visible(
+        discover(roots, warn),
+        disabled=settings.skills_disabled,
+        enabled=settings.skills_enabled,
+        default_disabled=settings.skills_default_disabled,
+    )
+    return {s.name: s for s in found}
+
+
+def _catalogue(skills: dict[str, Skill]) -> str:
+    if not skills:
+        return ""
+    from headwire.runtime.skills import catalogue
+
+    return catalogue(skills.values())
 
 
 def _hooks(settings: Settings, cwd: Path) -> HookRunner | None:

@@ -31,7 +31,7 @@ import asyncio
 import dataclasses
 import time
 import traceback
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -71,6 +71,7 @@ from headwire.wire import encode
 if TYPE_CHECKING:
     from headwire.runtime.hook_process import HookRunner
     from headwire.runtime.hooks import Verdict
+    from headwire.runtime.skills import Skill
 
 CANCELLED_MESSAGE = "Operation cancelled."
 
@@ -113,6 +114,10 @@ class AgentConfig:
     """``--json-schema``: the main agent's final answers must match it."""
     hooks: HookRunner | None = None
     """The session's hooks (``None`` when none are configured: nothing of them is loaded)."""
+    skills: Mapping[str, Skill] = field(default_factory=dict)
+    """The session's skills by name (:mod:`headwire.runtime.skills`)."""
+    skill_catalogue: str = ""
+    """The reminder listing the skills, given with a new session's first prompt."""
 
     @property
     def approval_mode(self) -> ApprovalMode:
@@ -235,6 +240,7 @@ class Agent:
             permission_mode=self.config.approval_mode,
             version=self.config.version,
             agents=self.config.agent_names,
+            skills=tuple(sorted(n for n, s in self.config.skills.items() if s.user_invocable)),
         )
 
     # -- one run ----------------------------------------------------------------------------
@@ -331,9 +337,12 @@ class Agent:
     async def _open_turn(self, prompt: str) -> None:
         """``SessionStart`` (first turn), ``UserPromptSubmit`` (a block ends the turn with its
         reason as the error), then the prompt joins the conversation."""
+        reminder = ""
         if not self.session_started:
             self.session_started = True
             source = "resume" if self.conversation else "startup"
+            if source == "startup" and self.parent is None:
+                reminder = self.config.skill_catalogue
             started = await self.hook(
                 "SessionStart", source, {"source": source, "model": self.model.name}
             )
@@ -344,7 +353,19 @@ class Agent:
             why = submitted.reason or "no reason given"
             raise HookBlocked(f"UserPromptSubmit hook blocked the prompt: {why}")
         extra = submitted.context if submitted is not None else ""
-        self._prompt(prompt, extra)
+        self._prompt(self._skill_prompt(prompt), extra, reminder)
+
+    def _skill_prompt(self, prompt: str) -> str:
+        """``/name args`` naming a skill the user may run: that skill's text, else ``prompt``."""
+        if not prompt.startswith("/") or not self.config.skills:
+            return prompt
+        name, _, args = prompt[1:].partition(" ")
+        skill = self.config.skills.get(name.strip())
+        if skill is None or not skill.user_invocable:
+            return prompt
+        from headwire.runtime.skills import expand
+
+        return expand(skill, args.strip())
 
     async def _stop_blocked(self, last_text: str) -> bool:
         """``Stop``: whether a hook keeps the turn going (its reason becomes the next prompt),
@@ -393,8 +414,8 @@ class Agent:
                 return text, stats.tool_calls
             await self._run_calls(calls, stats)
 
-    def _prompt(self, prompt: str, hook_context: str = "") -> None:
-        content = prompt
+    def _prompt(self, prompt: str, hook_context: str = "", reminder: str = "") -> None:
+        content = f"{reminder}\n\n{prompt}" if reminder else prompt
         if hook_context:  # kept apart from what the user wrote, and not forgeable by it
             escaped = hook_context.replace("<", "&lt;").replace(">", "&gt;")
             content += f"\n\n<user-prompt-submit-context>{escaped}</user-prompt-submit-context>"

@@ -366,6 +366,10 @@ class Settings:
     env: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     disable_all_hooks: bool = False
     stop_hook_cap: int = 8
+    skills_disabled: tuple[str, ...] = ()
+    skills_enabled: tuple[str, ...] = ()
+    skills_default_disabled: tuple[str, ...] = ()
+    skills_disabled_levels: tuple[str, ...] = ()
 
     def hook_layers(self) -> list[tuple[str, dict[str, Any]]]:
         """``(source, hooks)`` per layer that configures hooks, in merge order (all of them
@@ -425,6 +429,12 @@ def merge_layers(layers: tuple[SettingsLayer, ...]) -> Settings:
     def strings(value: Any) -> tuple[str, ...] | None:
         return None if value is None else tuple(str(v) for v in value)
 
+    def union(dotted: str) -> tuple[str, ...]:
+        out: list[str] = []
+        for layer in layers:
+            out += [v for v in layer.get(dotted) or () if v not in out]
+        return tuple(out)
+
     exclude: list[str] = []
     pricing: dict[str, ModelPrice] = {}
     env: dict[str, str] = {}
@@ -458,6 +468,10 @@ def merge_layers(layers: tuple[SettingsLayer, ...]) -> Settings:
         context_file_names=tuple(n.strip() for n in names) if names else DEFAULT_CONTEXT_FILE_NAMES,
         env=MappingProxyType(env),
         disable_all_hooks=bool(top("disableAllHooks")),
+        skills_disabled=union("skills.disabled"),
+        skills_enabled=union("skills.enabled"),
+        skills_default_disabled=union("skills.defaultDisabled"),
+        skills_disabled_levels=union("skills.disabledLevels"),
         stop_hook_cap=top("stopHookBlockingCap") or 8,
     )
 

@@ -252,6 +252,10 @@ SAMPLE_VALUES: dict[str, Any] = {
     "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "true"}]}]},
     "disableAllHooks": True,
     "stopHookBlockingCap": 3,
+    "skills.disabled": ["a"],
+    "skills.enabled": ["b"],
+    "skills.defaultDisabled": ["c"],
+    "skills.disabledLevels": ["project"],
 }
 
 
