@@ -418,7 +418,8 @@ class Agent:
         content = f"{reminder}\n\n{prompt}" if reminder else prompt
         if hook_context:  # kept apart from what the user wrote, and not forgeable by it
             escaped = hook_context.replace("<", "&lt;").replace(">", "&gt;")
-            content += f"\n\n<user-prompt-submit-context>{escaped}</user-prompt-submit-context>"
+            tag = "qwen:user-prompt-submit-context"  # upstream's tag
+            content += f"\n\n<{tag}>\n{escaped}\n</{tag}>"
         message = {"role": "user", "content": content}
         self.conversation.append(message)
         self.events(ev.UserPrompt(text=prompt, message=message, parent=self.parent))
@@ -648,8 +649,8 @@ class Agent:
         """A ``PreToolUse``/``PermissionRequest`` verdict's refusal: a deny (or an ``ask`` no
         one can answer), or an ``updatedInput`` the tool's schema or the rules refuse."""
         if verdict.blocked or (verdict.decision == "ask" and self.ask is None):
-            why = verdict.reason or "no reason given"
-            msg = f'Tool "{tool.name}" was blocked by a hook: {why}'
+            # the hook's reason as upstream gives it to the model (exit 2: its stderr)
+            msg = verdict.reason or f'Tool "{tool.name}" was blocked by a hook.'
             return ToolOutcome(llm_text=msg, error=msg, error_type=EXECUTION_DENIED)
         if verdict.updated_input is not None:
             from headwire.runtime.schema import tool_input_problem
