@@ -425,3 +425,62 @@ def test_acp_session_runs_the_same_hooks(tmp_path: Path) -> None:
     assert not (proj / "made").exists()
     events = [e["hook_event_name"] for e in logged(proj)]
     assert events == ["PreToolUse", "SessionEnd"]
+
+
+def test_http_hook_follows_the_web_fetch_address_rules(tmp_path: Path) -> None:
+    import http.server
+    import threading
+
+    posted: list[dict[str, Any]] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers["content-length"]))
+            posted.append({"body": json.loads(body), "token": self.headers.get("x-token")})
+            answer = json.dumps(
+                {
+                    "hookSpecificOutput": {
+                        "permissionDecision": "deny",
+                        "permissionDecisionReason": "http says no",
+                    }
+                }
+            ).encode()
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(answer)))
+            self.end_headers()
+            self.wfile.write(answer)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/hook"
+        http_hook = {
+            "type": "http",
+            "url": url,
+            "headers": {"x-token": "$HOOK_TOKEN"},
+            "allowedEnvVars": ["HOOK_TOKEN"],
+        }
+        proj = setup(tmp_path, {"PreToolUse": [{"hooks": [http_hook]}]})
+        # loopback is a private address: refused unless the user allows private networks
+        with FakeOpenAI([shell("touch made"), {"text": "ok"}]) as fake:
+            proc = run(fake, tmp_path, "--yolo", "-p", "go", HOOK_TOKEN="t0k")
+        assert proc.returncode == 0, proc.stderr
+        assert posted == [] and (proj / "made").exists()
+        assert hook_messages(proc.stdout)[0]["outcome"] == "error"
+        (proj / "made").unlink()
+        user = tmp_path / "home" / ".headwire" / "settings.json"
+        user.write_text(json.dumps({"tools": {"webFetch": {"allowPrivateNetwork": True}}}))
+        with FakeOpenAI([shell("touch made"), {"text": "ok"}]) as fake:
+            proc = run(fake, tmp_path, "--yolo", "-p", "go", HOOK_TOKEN="t0k")
+            second = fake.requests[1]
+        assert proc.returncode == 0, proc.stderr
+        assert not (proj / "made").exists()
+        assert "http says no" in tool_messages(second)[0]
+        (call,) = posted
+        assert call["token"] == "t0k" and call["body"]["tool_name"] == "run_shell_command"
+    finally:
+        server.shutdown()

@@ -387,6 +387,12 @@ class Agent:
         self._prompt(verdict.reason or "A Stop hook asked to continue.")
         return True
 
+    # TODO(issue 24, compaction): when context compaction lands, fire
+    # ``await self.hook("PreCompact", trigger, {"trigger": trigger, "custom_instructions": ...})``
+    # before it (a block skips the compaction) and ``PostCompact`` after it succeeds, with
+    # ``trigger`` ``manual`` or ``auto`` (the matcher's target), then ``SessionStart`` with
+    # source ``compact``.
+
     async def end_session(self, reason: str = "other") -> None:
         """``SessionEnd``: the session is over (every mode calls this once, when it closes)."""
         if self.session_started:
