@@ -234,3 +234,37 @@ def test_a_pre_tool_use_callback_denies_a_shell_command(tmp_path: Path) -> None:
     ]
     assert results and results[0].is_error and "no shell from the SDK" in str(results[0].content)
     assert isinstance(messages[-1], claude.ResultMessage) and messages[-1].result == "denied, done"
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")  # the SDK warns that bypass skips the callback
+def test_a_pre_tool_use_ask_goes_to_can_use_tool_even_in_bypass_mode(tmp_path: Path) -> None:
+    proj = tmp_path / "proj"
+    script = write_script(
+        tmp_path / "s.jsonl",
+        [{"tool": "run_shell_command", "args": {"command": "touch asked.txt"}}, {"text": "done"}],
+    )
+    asked: list[str] = []
+
+    async def ask(data: dict[str, Any], tool_use_id: str | None, ctx: Any) -> dict[str, Any]:
+        return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "ask"}}
+
+    async def can_use_tool(name: str, args: dict[str, Any], ctx: Any) -> Any:
+        asked.append(name)
+        return claude.PermissionResultAllow()
+
+    async def main() -> list[Any]:
+        opts = options(
+            tmp_path,
+            model=f"scripted:{script}",
+            hooks={"PreToolUse": [claude.HookMatcher(matcher=None, hooks=[ask])]},
+            can_use_tool=can_use_tool,
+            permission_mode="bypassPermissions",
+        )
+        async with claude.ClaudeSDKClient(opts) as client:
+            await client.query("go")
+            return [m async for m in client.receive_response()]
+
+    messages = asyncio.run(asyncio.wait_for(main(), 60))
+    assert asked == ["run_shell_command"]
+    assert (proj / "asked.txt").exists()
+    assert isinstance(messages[-1], claude.ResultMessage) and messages[-1].result == "done"

@@ -708,8 +708,11 @@ class Agent:
                 return refused
             args = pre.updated_input if pre.updated_input is not None else args
         ruling = self.config.policy.decide(tool, args)
-        if ruling.verdict == "ask" and pre is not None and pre.decision == "allow":
-            ruling = dataclasses.replace(ruling, verdict="allow")  # a hook's allow skips asking
+        if pre is not None and ruling.verdict != "deny" and pre.decision in ("allow", "ask"):
+            # a hook's allow skips the question, its ask asks even where the mode would not
+            ruling = dataclasses.replace(
+                ruling, verdict="allow" if pre.decision == "allow" else "ask"
+            )
         if ruling.verdict == "ask":
             asked = await self.hook("PermissionRequest", tool.name, self._tool_fields(call, args))
             if asked is not None and asked.decision in ("allow", "deny"):
