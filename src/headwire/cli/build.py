@@ -282,17 +282,12 @@ def _skills(
 ) -> dict[str, Skill]:
     """The session's skills by name (project ones only in a trusted folder, one note when
     skipped), after the ``skills.*`` settings."""
-    from headwire.cli.project_trust import trusted_project
+    from headwire.cli.project_trust import project_skills_allowed
     from headwire.runtime.skills import discover, skill_roots, visible
-    from headwire.runtime.trust import untrusted_note
 
-    trusted = trusted_project(args, root, cwd)
     levels = settings.skills_disabled_levels
+    trusted = "project" not in levels and project_skills_allowed(args, root, cwd)
     roots = [r for r in skill_roots(root, cwd, Path.home(), trusted=trusted) if r[1] not in levels]
-    if not trusted and "project" not in levels:
-        skipped = [cwd / d / "skills" for d in (".headwire", ".qwen", ".claude", ".agents")]
-        if any(p.is_dir() and p.resolve() != (root / "skills").resolve() for p in skipped):
-            warn(untrusted_note("project skills", cwd))
     found = visible(
         discover(roots, warn),
         disabled=settings.skills_disabled,

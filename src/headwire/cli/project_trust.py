@@ -29,4 +29,21 @@ def project_agents_dir(args: argparse.Namespace, data_dir: Path, cwd: Path) -> P
     return None
 
 
-__all__ = ["project_agents_dir", "trusted_project"]
+def project_skills_allowed(args: argparse.Namespace, data_dir: Path, cwd: Path) -> bool:
+    """Whether the project's skill folders (``.headwire``/``.qwen``/``.claude``/``.agents``
+    ``/skills``) may be read: in a trusted folder; otherwise ``False``, with one note when one
+    of them exists."""
+    if trusted_project(args, data_dir, cwd):
+        return True
+    user = (data_dir / "skills").resolve()
+    folders = [cwd / d / "skills" for d in (".headwire", ".qwen", ".claude", ".agents")]
+    try:
+        present = any(f.is_dir() and f.resolve() != user for f in folders)
+    except OSError:
+        present = False
+    if present:
+        warn(untrusted_note("project skills", cwd))
+    return False
+
+
+__all__ = ["project_agents_dir", "project_skills_allowed", "trusted_project"]
