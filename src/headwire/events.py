@@ -99,6 +99,8 @@ class SessionInfo:
     permission_mode: str
     version: str
     agents: tuple[str, ...]
+    skills: tuple[str, ...] = ()
+    """The skills a ``/name`` prompt can run (``slash_commands``, as upstream lists them)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -267,6 +269,26 @@ class RecordingDegraded:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class HookRan:
+    """A configured hook (or an SDK client's hook callback) ran for ``event``.
+
+    ``outcome``: ``success``, ``blocked`` (exit code 2 or a deny), ``error`` (any other exit
+    code, a failed start), ``timeout`` (killed) or ``cancelled``; ``exit_code`` is ``None``
+    when the process did not end by itself.  ``stdout``/``stderr`` are kept whole here (at most
+    :data:`headwire.runtime.hook_process.MAX_OUTPUT_BYTES` each); the wire bounds them.
+    """
+
+    event: str
+    hook_name: str
+    outcome: str
+    exit_code: int | None
+    stdout: str
+    stderr: str
+    duration_ms: int
+    parent: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ToolStats:
     """Per-tool call counts of a turn (JSON mode's ``stats.tools.byName``)."""
 
@@ -373,6 +395,7 @@ Event = (
     | SubagentFailed
     | RecordingDegraded
     | TurnFinished
+    | HookRan
 )
 """Every event the agent publishes."""
 
@@ -405,6 +428,7 @@ __all__ = [
     "Broadcast",
     "Event",
     "EventSink",
+    "HookRan",
     "Limit",
     "ModelCallFinished",
     "ModelCallStarted",
