@@ -99,6 +99,9 @@ class SessionInfo:
     permission_mode: str
     version: str
     agents: tuple[str, ...]
+    sandbox: JsonDict | None = None
+    """The tool execution sandbox in force (``{backend, filesystem, network, enforced}``),
+    ``None`` when none is configured."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -307,7 +307,7 @@ def _run_agent(parser: Parser, argv: list[str], guard: ResultGuard) -> int:
     except UsageError as exc:
         warn(f"headwire: {exc}")
         guard.fail(str(exc), None if writer.closed else writer.write)
-        return ExitCode.USAGE
+        return int(getattr(exc, "exit_code", ExitCode.USAGE))
     except KeyboardInterrupt:
         warn("headwire: interrupted")
         return ExitCode.INTERRUPTED

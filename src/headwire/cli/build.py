@@ -171,6 +171,34 @@ async def _mcp_tools(
     return mcp_tools(manager, split_list(args.exclude_tools)), manager.statuses, manager.aclose
 
 
+async def _sandbox(settings: Settings, cwd: Path) -> dict[str, Any] | None:
+    """Probe and switch on the configured tool execution sandbox (``None``: none configured,
+    and nothing is probed); raises :class:`~headwire.runtime.sandbox.SandboxUnavailable`."""
+    if not settings.execution_sandbox:
+        return None
+    from headwire.runtime import sandbox
+
+    policy = sandbox.policy_from_settings(settings.execution_sandbox, cwd)
+    assert policy is not None
+    sandbox.activate(policy, await sandbox.probe(policy))
+    return policy.describe(enforced=True)
+
+
+def _no_mcp(
+    args: argparse.Namespace,
+    acp_servers: Sequence[dict[str, Any]] | None,
+    settings: Settings,
+) -> tuple[list[Tool], Callable[[], list[dict[str, Any]]], Closer | None]:
+    """No MCP server starts while the sandbox is on (it would run with the user's full
+    rights); one note when some were configured."""
+    if acp_servers or settings.mcp_sources() or getattr(args, "mcp_config", None):
+        warn(
+            "headwire: note: MCP servers are not started while tools.executionSandbox is on "
+            "(they would run outside the sandbox)"
+        )
+    return [], lambda: [], None
+
+
 async def build_runtime(
     args: argparse.Namespace,
     cwd: Path,
@@ -194,6 +222,7 @@ async def build_runtime(
 
     settings = settings_for(args, cwd)
     args = apply_settings(args, settings)
+    sandbox = await _sandbox(settings, cwd)  # before anything runs: it holds, or the run stops
     root = data_dir()
     model = build_model(args)
     closers: list[Closer] = [lambda: close_model(model)]
@@ -214,7 +243,11 @@ async def build_runtime(
         wants_agent = not core or "agent" in core
         if depth > 0 and wants_agent and not policy.excludes("agent"):
             tools.append(AgentTool(agents))
-        extra, statuses, close_mcp = await _mcp_tools(args, cwd, acp_servers, settings)
+        extra, statuses, close_mcp = (
+            await _mcp_tools(args, cwd, acp_servers, settings)
+            if sandbox is None
+            else _no_mcp(args, acp_servers, settings)
+        )
         if close_mcp is not None:
             closers.append(close_mcp)
         names = {t.name for t in tools}
@@ -237,6 +270,7 @@ async def build_runtime(
         max_subagent_depth=depth,
         agent_names=tuple(agents),
         mcp_statuses=statuses,
+        sandbox=sandbox,
         # context files: what the trust table lets this folder supply, confined to the
         # folders they are found in (runtime.context_files)
         context_text=load_context(

@@ -24,9 +24,14 @@ def system_init(
     slash_commands: list[str],
     version: str,
     agents: list[str],
+    sandbox: JsonDict | None = None,
 ) -> JsonDict:
-    """``system/init``: the first message of every run (and of every persistent turn)."""
-    return {
+    """``system/init``: the first message of every run (and of every persistent turn).
+
+    ``sandbox`` (``{backend, filesystem, network, enforced}``, headwire's field) is appended
+    only when a tool execution sandbox is configured, so a run without one is byte-identical
+    to Qwen Code's."""
+    message: JsonDict = {
         "type": "system",
         "subtype": "init",
         "uuid": session_id,
@@ -40,6 +45,9 @@ def system_init(
         "qwen_code_version": version,
         "agents": agents,
     }
+    if sandbox is not None:
+        message["sandbox"] = sandbox
+    return message
 
 
 def system_event(

@@ -94,6 +94,8 @@ class AgentConfig:
     depth: int = 0
     max_subagent_depth: int = 1
     agent_names: tuple[str, ...] = ()
+    sandbox: dict[str, Any] | None = None
+    """``system/init``'s ``sandbox`` (see :mod:`headwire.runtime.sandbox`), ``None``: none."""
     mcp_statuses: Callable[[], list[dict[str, Any]]] = field(default=lambda: [])
     """``system/init``'s ``mcp_servers``: the live ``[{"name", "status"}]`` of the servers."""
     context_text: str = ""
@@ -220,6 +222,7 @@ class Agent:
             permission_mode=self.config.approval_mode,
             version=self.config.version,
             agents=self.config.agent_names,
+            sandbox=self.config.sandbox,
         )
 
     # -- one run ----------------------------------------------------------------------------

@@ -384,6 +384,9 @@ class Settings:
     web_fetch_allow_private: bool = False
     context_file_names: tuple[str, ...] = DEFAULT_CONTEXT_FILE_NAMES
     env: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    execution_sandbox: Mapping[str, Any] | None = None
+    """``tools.executionSandbox``: the whole object of the highest layer that sets it (a
+    complete policy, never merged key by key; project layers never set it)."""
 
     def layer(self, scope: Scope) -> SettingsLayer | None:
         """The layer of ``scope``, if there is one."""
@@ -445,6 +448,11 @@ def merge_layers(layers: tuple[SettingsLayer, ...]) -> Settings:
                 cached_input_per_million=price.get("cachedInputPerMillionTokens"),
             )
         env.update(layer.get("env") or {})
+    sandbox: Mapping[str, Any] | None = None
+    for layer in layers:
+        found = layer.get("tools.executionSandbox")
+        if isinstance(found, Mapping) and found:  # a project layer's is emptied by the trust table
+            sandbox = found
     names = top("context.fileName")
     if isinstance(names, str):
         names = (names,)
@@ -463,6 +471,7 @@ def merge_layers(layers: tuple[SettingsLayer, ...]) -> Settings:
         web_fetch_allow_private=bool(top("tools.webFetch.allowPrivateNetwork")),
         context_file_names=tuple(n.strip() for n in names) if names else DEFAULT_CONTEXT_FILE_NAMES,
         env=MappingProxyType(env),
+        execution_sandbox=sandbox,
     )
 
 

@@ -109,6 +109,30 @@ PROJECT_TABLE: tuple[ProjectEntry, ...] = (
         "lets web_fetch reach loopback, the local network and cloud metadata",
     ),
     ProjectEntry(
+        "tools.executionSandbox.backend",
+        "setting",
+        "user",
+        "the sandbox's backend: a project can neither set nor weaken it",
+    ),
+    ProjectEntry(
+        "tools.executionSandbox.filesystem",
+        "setting",
+        "user",
+        "what sandboxed commands may write: a project can neither set nor weaken it",
+    ),
+    ProjectEntry(
+        "tools.executionSandbox.network",
+        "setting",
+        "user",
+        "what sandboxed commands may reach: a project can neither set nor weaken it",
+    ),
+    ProjectEntry(
+        "tools.executionSandbox.hideHome",
+        "setting",
+        "user",
+        "hides the user's home from sandboxed commands: a project cannot lift it",
+    ),
+    ProjectEntry(
         "context.fileName",
         "setting",
         "trusted",

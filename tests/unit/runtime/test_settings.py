@@ -124,7 +124,31 @@ def test_untrusted_project_loses_the_keys_that_run_code(tmp_path: Path) -> None:
         "tools.approvalMode",
     }
     assert set(trust_keys()) >= {"mcpServers", "env", "tools.allowed", "tools.approvalMode"}
-    assert user_only_keys() == ("tools.webFetch.allowPrivateNetwork",)
+    assert user_only_keys() == (
+        "tools.webFetch.allowPrivateNetwork",
+        *(f"tools.executionSandbox.{k}" for k in ("backend", "filesystem", "network", "hideHome")),
+    )
+
+
+def test_a_project_never_sets_or_weakens_the_sandbox(tmp_path: Path) -> None:
+    """Issue 25: ``tools.executionSandbox`` is user-only, taken whole from the highest layer
+    that sets it; a project's (even a trusted one's) is dropped, each key named."""
+    home, proj = dirs(tmp_path)
+    strict = {"filesystem": "read-only", "network": "closed", "hideHome": True}
+    write(home / "settings.json", {"tools": {"executionSandbox": strict}})
+    loose = {"filesystem": "workspace-write", "network": "open"}
+    write(proj / ".headwire" / "settings.json", {"tools": {"executionSandbox": loose}})
+    for trusted in (True, False):
+        merged = load_settings(home, proj, trusted=trusted)
+        assert dict(merged.execution_sandbox or {}) == strict
+        assert set(merged.layers[1].dropped) == {
+            "tools.executionSandbox.filesystem",
+            "tools.executionSandbox.network",
+        }
+    write(home / "settings.json", {})
+    assert load_settings(home, proj).execution_sandbox is None  # a project cannot turn it on
+    cli = load_settings(home, proj, '{"tools": {"executionSandbox": %s}}' % json.dumps(loose))
+    assert dict(cli.execution_sandbox or {}) == loose
 
 
 def test_untrusted_project_cannot_loosen_limits_or_pick_files(tmp_path: Path) -> None:
@@ -284,6 +308,10 @@ SAMPLE_VALUES: dict[str, Any] = {
     "tools.todoWrite.enabled": True,
     "tools.listDirectory.enabled": True,
     "tools.webFetch.allowPrivateNetwork": True,
+    "tools.executionSandbox.backend": "bwrap",
+    "tools.executionSandbox.filesystem": "workspace-write",
+    "tools.executionSandbox.network": "open",
+    "tools.executionSandbox.hideHome": True,
     "context.fileName": "RULES.md",
     "env": {"K": "v"},
     "mcpServers": {"s": {"command": "c"}},
@@ -301,6 +329,8 @@ def test_every_documented_key_changes_the_loaded_settings() -> None:
         parts = dotted.split(".")
         for part in parts[:-1]:
             node = node.setdefault(part, {})
+        if dotted.startswith("tools.executionSandbox."):  # a complete object or none
+            node.update({"filesystem": "read-only", "network": "closed"})
         node[parts[-1]] = value
         parse_settings_text(json.dumps(data), "s")
         merged = merge_layers((make_layer("user", "s", data, trusted=True),))

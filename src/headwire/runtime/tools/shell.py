@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from headwire.runtime import sandbox
 from headwire.runtime.environment import tool_environment
 from headwire.runtime.tools.background import start_background_pump
 from headwire.runtime.tools.base import ApprovalMode, ToolContext, ToolKind, ToolOutcome
@@ -203,7 +204,7 @@ async def run_process(
     loop = asyncio.get_running_loop()
     try:
         proc = subprocess.Popen(
-            [*_shell(), command],
+            sandbox.wrap([*_shell(), command], cwd),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -561,7 +562,7 @@ class ShellTool:
         read_fd, write_fd = os.pipe()
         try:
             proc = subprocess.Popen(
-                [*_shell(), command],
+                sandbox.wrap([*_shell(), command], cwd),
                 stdin=subprocess.DEVNULL,
                 stdout=write_fd,
                 stderr=subprocess.STDOUT,
