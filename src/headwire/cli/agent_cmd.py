@@ -111,7 +111,10 @@ async def open_headless_runtime(
             dual.emit(message)
 
     partials = transport.include_partial_messages or dual is not None
-    runtime.events.subscribe(HeadlessEmitter(plan.session_id, new_uuid, deliver, partials=partials))
+    emitter = HeadlessEmitter(plan.session_id, new_uuid, deliver, partials=partials)
+    if runtime.telemetry is not None:
+        runtime.telemetry.fields = emitter.result_extra  # the result carries the trace id
+    runtime.events.subscribe(emitter)
     runtime.events.subscribe(note_recording_failure)
     return runtime
 

@@ -120,6 +120,8 @@ class Runtime:
     events: Broadcast
     recorder: Recorder
     closers: list[Closer] = field(default_factory=list)
+    telemetry: Any = None
+    """The OpenTelemetry subscriber when telemetry is on (its ``fields`` get the trace id)."""
 
     async def aclose(self) -> None:
         """Stop the MCP servers, release the model, close the recording (each step runs even
@@ -184,6 +186,17 @@ async def _sandbox(settings: Settings, cwd: Path) -> dict[str, Any] | None:
     return policy.describe(enforced=True)
 
 
+def _telemetry(settings: Settings, session_id: str) -> Any:
+    """The telemetry subscriber, ``None`` when telemetry is off (then OpenTelemetry is never
+    imported)."""
+    import os
+
+    from headwire.runtime.telemetry import start, telemetry_config
+
+    config = telemetry_config(settings.telemetry, os.environ)
+    return start(config, session_id=session_id, version=__version__) if config.enabled else None
+
+
 def _no_mcp(
     args: argparse.Namespace,
     acp_servers: Sequence[dict[str, Any]] | None,
@@ -223,6 +236,7 @@ async def build_runtime(
     settings = settings_for(args, cwd)
     args = apply_settings(args, settings)
     sandbox = await _sandbox(settings, cwd)  # before anything runs: it holds, or the run stops
+    telemetry = _telemetry(settings, plan.session_id)
     root = data_dir()
     model = build_model(args)
     closers: list[Closer] = [lambda: close_model(model)]
@@ -290,6 +304,9 @@ async def build_runtime(
         raise UsageError(str(exc)) from None
     events = Broadcast()
     events.subscribe(RecordingSubscriber(recorder, events))
+    if telemetry is not None:
+        events.subscribe(telemetry)
+        closers.insert(0, telemetry.aclose)  # the last step of aclose: a bounded flush
     agent = Agent(
         config,
         model,
@@ -299,7 +316,7 @@ async def build_runtime(
         ask=ask,
         conversation=plan.conversation,
     )
-    return Runtime(agent, events, recorder, closers)
+    return Runtime(agent, events, recorder, closers, telemetry)
 
 
 async def open_acp_runtime(

@@ -385,6 +385,8 @@ class Settings:
     context_file_names: tuple[str, ...] = DEFAULT_CONTEXT_FILE_NAMES
     env: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     execution_sandbox: Mapping[str, Any] | None = None
+    telemetry: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    """``telemetry.*``, merged key by key (see :mod:`headwire.runtime.telemetry`)."""
     """``tools.executionSandbox``: the whole object of the highest layer that sets it (a
     complete policy, never merged key by key; project layers never set it)."""
 
@@ -472,6 +474,13 @@ def merge_layers(layers: tuple[SettingsLayer, ...]) -> Settings:
         context_file_names=tuple(n.strip() for n in names) if names else DEFAULT_CONTEXT_FILE_NAMES,
         env=MappingProxyType(env),
         execution_sandbox=sandbox,
+        telemetry=MappingProxyType(
+            {
+                key: top(f"telemetry.{key}")
+                for key in (settings_schema()["properties"]["telemetry"]["properties"])
+                if top(f"telemetry.{key}") is not None
+            }
+        ),
     )
 
 

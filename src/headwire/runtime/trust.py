@@ -146,6 +146,42 @@ PROJECT_TABLE: tuple[ProjectEntry, ...] = (
     ),
     ProjectEntry("mcpServers", "setting", "trusted", "starts processes and opens connections"),
     ProjectEntry(
+        "telemetry.enabled",
+        "setting",
+        "user",
+        "sends the run's spans, logs and metrics out",
+    ),
+    ProjectEntry(
+        "telemetry.target",
+        "setting",
+        "user",
+        "a label of the telemetry destination, kept with the other telemetry keys",
+    ),
+    ProjectEntry(
+        "telemetry.otlpEndpoint",
+        "setting",
+        "user",
+        "chooses where the run's telemetry goes",
+    ),
+    ProjectEntry(
+        "telemetry.otlpProtocol",
+        "setting",
+        "user",
+        "how the run's telemetry is sent, kept with the other telemetry keys",
+    ),
+    ProjectEntry(
+        "telemetry.logPrompts",
+        "setting",
+        "user",
+        "puts prompts and tool arguments into exported telemetry",
+    ),
+    ProjectEntry(
+        "telemetry.outfile",
+        "setting",
+        "user",
+        "chooses a file telemetry is written to",
+    ),
+    ProjectEntry(
         SETTINGS_FILE_ENTRY,
         "file",
         "any",

@@ -127,6 +127,10 @@ def test_untrusted_project_loses_the_keys_that_run_code(tmp_path: Path) -> None:
     assert user_only_keys() == (
         "tools.webFetch.allowPrivateNetwork",
         *(f"tools.executionSandbox.{k}" for k in ("backend", "filesystem", "network", "hideHome")),
+        *(
+            f"telemetry.{k}"
+            for k in ("enabled", "target", "otlpEndpoint", "otlpProtocol", "logPrompts", "outfile")
+        ),
     )
 
 
@@ -147,7 +151,7 @@ def test_a_project_never_sets_or_weakens_the_sandbox(tmp_path: Path) -> None:
         }
     write(home / "settings.json", {})
     assert load_settings(home, proj).execution_sandbox is None  # a project cannot turn it on
-    cli = load_settings(home, proj, '{"tools": {"executionSandbox": %s}}' % json.dumps(loose))
+    cli = load_settings(home, proj, json.dumps({"tools": {"executionSandbox": loose}}))
     assert dict(cli.execution_sandbox or {}) == loose
 
 
@@ -312,6 +316,12 @@ SAMPLE_VALUES: dict[str, Any] = {
     "tools.executionSandbox.filesystem": "workspace-write",
     "tools.executionSandbox.network": "open",
     "tools.executionSandbox.hideHome": True,
+    "telemetry.enabled": True,
+    "telemetry.target": "local",
+    "telemetry.otlpEndpoint": "http://127.0.0.1:4318",
+    "telemetry.otlpProtocol": "http",
+    "telemetry.logPrompts": True,
+    "telemetry.outfile": "t.json",
     "context.fileName": "RULES.md",
     "env": {"K": "v"},
     "mcpServers": {"s": {"command": "c"}},
