@@ -17,6 +17,7 @@ Skipped, with the reason, where bubblewrap cannot run here.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import socket
 import subprocess
@@ -28,7 +29,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.helpers import run_cli
+from tests.e2e.helpers import env_for, run_cli
 from tests.e2e.test_headless_modes import tool_results
 from tests.fakes.fake_openai import FakeOpenAI
 
@@ -204,3 +205,53 @@ def test_doctor_sandbox_prints_what_held(tmp_path: Path, outside: Path) -> None:
     ]
     assert "hidden" in lines[2] and "blocked" in lines[3]
     assert list(home.iterdir()) == []  # the probes cleaned up after themselves
+
+
+UPSTREAM = Path(
+    os.environ.get("HEADWIRE_ORACLE_PKG_DIR")
+    or os.environ.get("QWEN_ORACLE_PKG_DIR")
+    or "/tmp/oracle-home/node_modules/@qwen-code/qwen-code"
+)
+
+
+@needs_bwrap
+@pytest.mark.slow  # the Node CLI takes seconds to start
+@pytest.mark.skipif(
+    shutil.which("node") is None or not (UPSTREAM / "cli.js").exists(),
+    reason="upstream Qwen Code not installed",
+)
+def test_same_settings_same_effect_as_upstream(tmp_path: Path, outside: Path) -> None:
+    """Differential: upstream Qwen Code 0.24.4 and headwire, given the same user setting and
+    the same command, write and refuse the same files."""
+    filesystem = "workspace-write"  # (read-only agrees too; one run keeps the suite quick)
+    policy = {"filesystem": filesystem, "network": "closed"}
+    command = f"echo in > inside.txt; echo x > {outside}/escaped.txt; echo end"
+    seen: dict[str, tuple[bool, bool]] = {}
+    for cli in ("headwire", "upstream"):
+        run = tmp_path / cli
+        _settings(run, policy)
+        qwen_home = run / "home" / ".qwen"
+        qwen_home.mkdir()
+        (qwen_home / "settings.json").write_text(
+            json.dumps({"tools": {"executionSandbox": policy}})
+        )
+        script = [{"tool": "run_shell_command", "args": {"command": command}}, DONE]
+        with FakeOpenAI(script) as f:
+            if cli == "headwire":
+                proc = run_cli(FLAGS, run, OPENAI_BASE_URL=f.base_url)
+                code = proc.returncode
+            else:
+                env = env_for(run / "home", OPENAI_BASE_URL=f.base_url, OPENAI_API_KEY="k")
+                env["QWEN_HOME"] = str(qwen_home)
+                done = subprocess.run(
+                    ["node", str(UPSTREAM / "cli.js"), *FLAGS],
+                    cwd=run / "proj",
+                    env=env,
+                    capture_output=True,
+                    timeout=180,
+                    check=False,
+                )
+                code = done.returncode
+        assert code == 0, cli
+        seen[cli] = ((run / "proj" / "inside.txt").exists(), (outside / "escaped.txt").exists())
+    assert seen["headwire"] == seen["upstream"] == (filesystem == "workspace-write", False)
