@@ -145,3 +145,23 @@ def test_telemetry_off_never_imports_opentelemetry(tmp_path: Path) -> None:
         )
     assert done.returncode == 0, done.stderr
     assert "OTEL-MODULES=0" in done.stderr.decode()
+
+
+def test_a_missing_exporter_stops_the_run_at_startup(tmp_path: Path) -> None:
+    """``grpc`` (upstream's default) without its exporter: one line saying what to install,
+    exit 2, and no model request."""
+    from importlib.util import find_spec
+
+    if find_spec("opentelemetry.exporter.otlp.proto.grpc") is not None:
+        pytest.skip("the gRPC exporter is installed here")
+    with FakeOpenAI([{"text": "done"}]) as fake:
+        proc = run_cli(
+            [*FLAGS, "hi"],
+            tmp_path,
+            OPENAI_BASE_URL=fake.base_url,
+            QWEN_TELEMETRY_ENABLED="1",
+        )
+        requests = list(fake.requests)
+    assert proc.returncode == 2 and requests == []
+    (line,) = [x for x in proc.stderr.splitlines() if "otlpProtocol" in x]
+    assert "opentelemetry-exporter-otlp-proto-grpc" in line

@@ -17,6 +17,7 @@ Bad flags or configuration raise :class:`~headwire.errors.UsageError` before any
 from __future__ import annotations
 
 import argparse
+import asyncio
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -186,15 +187,21 @@ async def _sandbox(settings: Settings, cwd: Path) -> dict[str, Any] | None:
     return policy.describe(enforced=True)
 
 
-def _telemetry(settings: Settings, session_id: str) -> Any:
-    """The telemetry subscriber, ``None`` when telemetry is off (then OpenTelemetry is never
-    imported)."""
+def _telemetry(settings: Settings, session_id: str) -> asyncio.Future[Any] | None:
+    """The telemetry subscriber being built on a thread (importing OpenTelemetry takes a few
+    hundred milliseconds: it overlaps the rest of the build), ``None`` when telemetry is off
+    (then OpenTelemetry is never imported).  A missing extra raises here, at once."""
     import os
 
-    from headwire.runtime.telemetry import start, telemetry_config
+    from headwire.runtime.telemetry import check_installed, start, telemetry_config
 
     config = telemetry_config(settings.telemetry, os.environ)
-    return start(config, session_id=session_id, version=__version__) if config.enabled else None
+    if not config.enabled:
+        return None
+    check_installed(config)
+    return asyncio.ensure_future(
+        asyncio.to_thread(start, config, session_id=session_id, version=__version__)
+    )
 
 
 def _no_mcp(
@@ -236,7 +243,7 @@ async def build_runtime(
     settings = settings_for(args, cwd)
     args = apply_settings(args, settings)
     sandbox = await _sandbox(settings, cwd)  # before anything runs: it holds, or the run stops
-    telemetry = _telemetry(settings, plan.session_id)
+    building = _telemetry(settings, plan.session_id)
     root = data_dir()
     model = build_model(args)
     closers: list[Closer] = [lambda: close_model(model)]
@@ -302,6 +309,13 @@ async def build_runtime(
         for close in reversed(closers):
             await close()
         raise UsageError(str(exc)) from None
+    try:
+        telemetry = None if building is None else await building
+    except BaseException:
+        recorder.close()
+        for close in reversed(closers):
+            await close()
+        raise
     events = Broadcast()
     events.subscribe(RecordingSubscriber(recorder, events))
     if telemetry is not None:

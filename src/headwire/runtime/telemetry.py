@@ -89,6 +89,33 @@ def child_traceparent(call_id: str) -> str | None:
     return _children.get(call_id) if _children else None
 
 
+def check_installed(config: TelemetryConfig) -> None:
+    """Raise :class:`~headwire.errors.UsageError` (one line: what to install) when the
+    exporter ``config`` needs is missing; looks, imports nothing."""
+    from importlib.util import find_spec
+
+    def missing(name: str) -> bool:
+        try:
+            return find_spec(name) is None
+        except ModuleNotFoundError:
+            return True
+
+    if missing("opentelemetry.sdk"):
+        raise UsageError(
+            "telemetry is enabled but OpenTelemetry is not installed: "
+            "pip install 'headwire[telemetry]', or turn telemetry.enabled off"
+        )
+    if (
+        not config.outfile
+        and config.otlp_protocol == "grpc"
+        and missing("opentelemetry.exporter.otlp.proto.grpc")
+    ):
+        raise UsageError(
+            "telemetry.otlpProtocol is grpc but opentelemetry-exporter-otlp-proto-grpc is not "
+            "installed: install it, or set telemetry.otlpProtocol to http"
+        )
+
+
 def start(config: TelemetryConfig, *, session_id: str, version: str) -> Any:
     """The exporter subscriber for ``config`` (imports OpenTelemetry); raises
     :class:`~headwire.errors.UsageError` (one line) when the extra is not installed."""
@@ -107,6 +134,7 @@ def start(config: TelemetryConfig, *, session_id: str, version: str) -> Any:
 __all__ = [
     "CONTENT_LIMIT",
     "TelemetryConfig",
+    "check_installed",
     "child_traceparent",
     "parse_traceparent",
     "set_child_traceparent",
