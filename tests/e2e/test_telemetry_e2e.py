@@ -165,3 +165,23 @@ def test_a_missing_exporter_stops_the_run_at_startup(tmp_path: Path) -> None:
     assert proc.returncode == 2 and requests == []
     (line,) = [x for x in proc.stderr.splitlines() if "otlpProtocol" in x]
     assert "opentelemetry-exporter-otlp-proto-grpc" in line
+
+
+def test_outfile_gets_the_spans_as_json_lines(tmp_path: Path) -> None:
+    """``QWEN_TELEMETRY_OUTFILE``: spans, logs and metrics as JSON lines in the file, nothing
+    on stdout but the protocol."""
+    outfile = tmp_path / "telemetry.jsonl"
+    with FakeOpenAI([{"text": "done"}]) as fake:
+        proc = run_cli(
+            [*FLAGS, "hi"],
+            tmp_path,
+            OPENAI_BASE_URL=fake.base_url,
+            QWEN_TELEMETRY_ENABLED="1",
+            QWEN_TELEMETRY_OUTFILE=str(outfile),
+            HEADWIRE_TELEMETRY_FLUSH_MS="10000",
+        )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.lines()[-1]["type"] == "result" and b"qwen-code." not in proc.stdout
+    records = [json.loads(line) for line in outfile.read_text().splitlines() if line.strip()]
+    names = {r.get("name") for r in records}
+    assert {"qwen-code.interaction", "qwen-code.llm_request"} <= names

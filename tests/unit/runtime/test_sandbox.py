@@ -58,3 +58,38 @@ def test_policy_and_the_write_gate(tmp_path: Path) -> None:
     finally:
         sandbox.activate(None)
     assert sandbox.write_denial() is None
+
+
+def test_background_jobs_run_confined_too(tmp_path: Path) -> None:
+    """``is_background`` commands go through the same wrapper: in a read-only sandbox the
+    job cannot write into the workspace (real bwrap; skipped where it cannot run)."""
+    import asyncio
+    import os
+    import time
+
+    import pytest
+
+    from headwire.runtime.tools.base import ToolContext
+    from headwire.runtime.tools.shell import ShellTool
+    from tests.e2e.test_sandbox_e2e import PROBLEM
+    from tests.unit.runtime.tools.test_tools import DirSink
+
+    if PROBLEM is not None:
+        pytest.skip(PROBLEM)
+    ws, artifacts = tmp_path / "ws", tmp_path / "artifacts"
+    ws.mkdir()
+    artifacts.mkdir()
+    policy = policy_from_settings({"filesystem": "read-only", "network": "closed"}, ws)
+    sandbox.activate(policy, "bwrap")
+    try:
+        ctx = ToolContext(cwd=ws, artifacts=DirSink(artifacts))
+        command = "echo y > job.txt || echo refused"
+        out = asyncio.run(ShellTool().run({"command": command, "is_background": True}, ctx))
+        assert out.artifact is not None
+        deadline = time.monotonic() + 20
+        while b"refused" not in out.artifact.read_bytes() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert b"refused" in out.artifact.read_bytes()
+        assert not (ws / "job.txt").exists() and os.listdir(ws) == []
+    finally:
+        sandbox.activate(None)
