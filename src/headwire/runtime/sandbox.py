@@ -30,7 +30,7 @@ import asyncio
 import os
 import shutil
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -124,11 +124,16 @@ def active() -> SandboxPolicy | None:
     return _active
 
 
-def wrap(argv: list[str], cwd: Path) -> list[str]:
-    """``argv`` as the sandbox runs it (unchanged when there is no sandbox)."""
+def wrap(argv: list[str], cwd: Path, workspace: Path | None = None) -> list[str]:
+    """``argv`` as the sandbox runs it in ``cwd`` (unchanged when there is no sandbox).
+    ``workspace``: the calling session's workspace (each ACP session has its own), default
+    the one the policy was made for."""
     if _active is None:
         return argv
-    return [_binary, *bwrap_args(_active, cwd), "--", *argv]
+    policy = _active
+    if workspace is not None and workspace.resolve() != policy.workspace:
+        policy = replace(policy, workspace=workspace.resolve())
+    return [_binary, *bwrap_args(policy, cwd), "--", *argv]
 
 
 def write_denial() -> str | None:

@@ -93,3 +93,19 @@ def test_background_jobs_run_confined_too(tmp_path: Path) -> None:
         assert not (ws / "job.txt").exists() and os.listdir(ws) == []
     finally:
         sandbox.activate(None)
+
+
+def test_each_session_writes_only_its_own_workspace(tmp_path: Path) -> None:
+    """One process, two sessions (ACP): a command is confined to its own session's
+    workspace, not to the one the policy was first made for."""
+    first, second = tmp_path / "a", tmp_path / "b"
+    first.mkdir()
+    second.mkdir()
+    policy = policy_from_settings({"filesystem": "workspace-write", "network": "open"}, first)
+    sandbox.activate(policy, "bwrap")
+    try:
+        argv = sandbox.wrap(["true"], second, second)
+    finally:
+        sandbox.activate(None)
+    bind = argv.index("--bind")
+    assert argv[bind + 1 : bind + 3] == [str(second.resolve())] * 2 and str(first) not in argv

@@ -209,12 +209,13 @@ async def run_process(
     cancelled: asyncio.Event,
     kill_grace_s: float,
     call_id: str = "",
+    workspace: Path | None = None,
 ) -> RunResult:
     """Run ``command``; stop it (whole process group) on timeout or cancellation."""
     loop = asyncio.get_running_loop()
     try:
         proc = subprocess.Popen(
-            sandbox.wrap([*_shell(), command], cwd),
+            sandbox.wrap([*_shell(), command], cwd, workspace),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -517,7 +518,13 @@ class ShellTool:
             return await self._background(args["command"], cwd, ctx)
         timeout_ms = self._timeout_ms(args, ctx)
         result = await run_process(
-            args["command"], cwd, timeout_ms / 1000, ctx.cancelled, self.kill_grace_s, ctx.call_id
+            args["command"],
+            cwd,
+            timeout_ms / 1000,
+            ctx.cancelled,
+            self.kill_grace_s,
+            ctx.call_id,
+            ctx.cwd,
         )
         output = (
             await asyncio.to_thread(output_text, result)
@@ -572,7 +579,7 @@ class ShellTool:
         read_fd, write_fd = os.pipe()
         try:
             proc = subprocess.Popen(
-                sandbox.wrap([*_shell(), command], cwd),
+                sandbox.wrap([*_shell(), command], cwd, ctx.cwd),
                 stdin=subprocess.DEVNULL,
                 stdout=write_fd,
                 stderr=subprocess.STDOUT,
