@@ -255,3 +255,31 @@ def test_same_settings_same_effect_as_upstream(tmp_path: Path, outside: Path) ->
         assert code == 0, cli
         seen[cli] = ((run / "proj" / "inside.txt").exists(), (outside / "escaped.txt").exists())
     assert seen["headwire"] == seen["upstream"] == (filesystem == "workspace-write", False)
+
+
+def test_a_persistent_session_stops_the_same_way(tmp_path: Path) -> None:
+    """stream-JSON input: the same one line and exit 1 before anything runs."""
+    _settings(tmp_path, {"filesystem": "read-only", "network": "open"})
+    empty = tmp_path / "nobin"
+    empty.mkdir()
+    user = {"type": "user", "message": {"role": "user", "content": "hi"}}
+    with FakeOpenAI([DONE]) as f:
+        proc = run_cli(
+            [
+                "--auth-type",
+                "openai",
+                "-m",
+                "m",
+                "-o",
+                "stream-json",
+                "--input-format",
+                "stream-json",
+            ],
+            tmp_path,
+            stdin=(json.dumps(user) + "\n").encode(),
+            OPENAI_BASE_URL=f.base_url,
+            PATH=str(empty),
+        )
+        requests = list(f.requests)
+    assert proc.returncode == 1 and requests == []
+    assert len([x for x in proc.stderr.splitlines() if "executionSandbox" in x]) == 1
