@@ -71,6 +71,22 @@ def note_recording_failure(event: Event) -> None:
         warn(f"headwire: session recording disabled: {event.reason}")
 
 
+def save_trajectory(args: argparse.Namespace, runtime: Runtime) -> None:
+    """``--trajectory-out``: render the (closed) session recording as ATIF and write it; a
+    failure is said on stderr and changes nothing else."""
+    target = getattr(args, "trajectory_out", None)
+    if not target:
+        return
+    from headwire.runtime.recording import RecordingError
+    from headwire.runtime.trajectory import write_trajectory
+
+    recorder = runtime.recorder
+    try:
+        write_trajectory(Path(target), recorder.path, recorder.session_id, __version__)
+    except (OSError, RecordingError) as exc:
+        warn(f"headwire: cannot write the trajectory {target}: {exc}")
+
+
 def exit_code(finished: TurnFinished) -> int:
     """The process exit code of a one-shot run that ended with ``finished`` (the README's
     exit-code matrix; a signal's 130/143 is decided by :func:`run_cancellable`)."""
@@ -195,6 +211,7 @@ async def _run_once(
         if dual is not None:
             await dual.close()
         await runtime.aclose()
+        save_trajectory(args, runtime)
         await writer.drain()
     return exit_code(finished)
 

@@ -444,6 +444,9 @@ class Session:
         """Take the runtime down."""
         if self._runtime is not None:
             await self._runtime.aclose()
+            from headwire.cli.agent_cmd import save_trajectory
+
+            save_trajectory(self.args, self._runtime)
 
 
 def _claude_client(args: argparse.Namespace) -> bool:
