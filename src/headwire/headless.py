@@ -18,6 +18,11 @@ hands each wire message it builds to ``out`` (a transport, the Dual Output sidec
   and upstream's interim error ``result``;
 * :class:`~headwire.events.TurnFinished` -> the terminal ``result`` (``stats`` in JSON mode).
 
+:class:`BoundRecords` (``--include-bound-records``), subscribed after the emitter, follows each
+``tool_result`` the 65,536-byte bound cut with a ``system``/``tool_result_bound`` record
+(:func:`headwire.boundary.bound_record`); what it says of the artifact comes from the
+``artifact_info`` it is given (the one place that reads the file).
+
 Every message is built here once, whichever transport writes it.  Partial messages (every
 ``stream_event`` but ``goal_state``) are built only when some consumer carries them
 (``partials``: ``--include-partial-messages`` or a Dual Output sidecar); the transports still
@@ -31,7 +36,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from headwire import events as ev
-from headwire.boundary import headless_tool_result, permission_denial
+from headwire.boundary import bound_record, headless_tool_result, permission_denial
 from headwire.protocol import messages as m
 from headwire.protocol.messages import JsonDict
 from headwire.wire import encode
@@ -417,6 +422,34 @@ class HeadlessEmitter:
         )
 
 
+class BoundRecords:
+    """Writes a ``tool_result_bound`` record to ``out`` after each cut ``tool_result``.
+
+    Subscribe it after the :class:`HeadlessEmitter` sharing its ``out``, so each record comes
+    right after the ``user`` message it describes.  ``artifact_info(path)`` gives ``{"path",
+    "sha256", "bytes"}`` of a saved artifact (``None`` when it cannot be read)."""
+
+    def __init__(
+        self, session_id: str, out: Out, artifact_info: Callable[[str], JsonDict | None]
+    ) -> None:
+        self.session_id = session_id
+        self.out = out
+        self.artifact_info = artifact_info
+
+    def __call__(self, event: ev.Event) -> None:
+        if type(event) is not ev.ToolFinished:
+            return
+        path = event.artifact
+        record = bound_record(
+            event.response,
+            session_id=self.session_id,
+            parent_tool_use_id=event.parent,
+            artifact=lambda: None if path is None else self.artifact_info(path),
+        )
+        if record is not None:
+            self.out(record)
+
+
 _HANDLERS: dict[type, Callable[[HeadlessEmitter, ev.Event], None]] = {
     ev.TurnStarted: HeadlessEmitter._turn_started,  # type: ignore[dict-item]
     ev.ModelCallStarted: HeadlessEmitter._model_call_started,  # type: ignore[dict-item]
@@ -436,4 +469,4 @@ _HANDLERS: dict[type, Callable[[HeadlessEmitter, ev.Event], None]] = {
 abandoned calls) have no headless message of their own."""
 
 
-__all__ = ["HeadlessEmitter", "json_stats", "model_usage_of", "usage_of"]
+__all__ = ["BoundRecords", "HeadlessEmitter", "json_stats", "model_usage_of", "usage_of"]

@@ -71,6 +71,18 @@ def note_recording_failure(event: Event) -> None:
         warn(f"headwire: session recording disabled: {event.reason}")
 
 
+def subscribe_bound_records(
+    args: argparse.Namespace, runtime: Runtime, session_id: str, out: Callable[[JsonDict], None]
+) -> None:
+    """``--include-bound-records``: subscribe :class:`~headwire.headless.BoundRecords` (after the
+    headless emitter that shares ``out``)."""
+    if getattr(args, "include_bound_records", False):
+        from headwire.headless import BoundRecords
+        from headwire.runtime.trajectory import artifact_info
+
+        runtime.events.subscribe(BoundRecords(session_id, out, artifact_info))
+
+
 def save_trajectory(args: argparse.Namespace, runtime: Runtime) -> None:
     """``--trajectory-out``: render the (closed) session recording as ATIF and write it; a
     failure is said on stderr and changes nothing else."""
@@ -128,6 +140,7 @@ async def open_headless_runtime(
 
     partials = transport.include_partial_messages or dual is not None
     runtime.events.subscribe(HeadlessEmitter(plan.session_id, new_uuid, deliver, partials=partials))
+    subscribe_bound_records(args, runtime, plan.session_id, deliver)
     runtime.events.subscribe(note_recording_failure)
     return runtime
 

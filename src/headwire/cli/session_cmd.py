@@ -137,6 +137,9 @@ class Session:
             partials=session.transport.include_partial_messages,
         )
         runtime.events.subscribe(session.emitter)
+        from headwire.cli.agent_cmd import subscribe_bound_records
+
+        subscribe_bound_records(args, runtime, plan.session_id, session.send)
         runtime.events.subscribe(session._on_event)
         return session
 

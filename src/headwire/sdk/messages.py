@@ -107,6 +107,23 @@ class SystemMessage:
 
 
 @dataclass(slots=True)
+class ToolResultBound:
+    """``system``/``tool_result_bound`` (headwire, with ``--include-bound-records``): the
+    ``tool_result`` of ``tool_use_id`` just before it was cut by the 65,536-byte bound from
+    ``original_json_bytes`` to ``shown_json_bytes`` JSON bytes; ``artifact`` (``path``,
+    ``sha256``, ``bytes``) is the file holding the whole output, ``None`` when none was saved.
+    """
+
+    tool_use_id: str
+    original_json_bytes: int
+    shown_json_bytes: int
+    artifact: JsonDict | None = None
+    session_id: str = ""
+    parent_tool_use_id: str | None = None
+    raw: JsonDict = field(default_factory=dict, repr=False)
+
+
+@dataclass(slots=True)
 class AssistantMessage:
     """``assistant``: one model message (one block type per message, upstream's rule)."""
 
@@ -245,6 +262,7 @@ class UnknownMessage:
 
 Message = (
     SystemMessage
+    | ToolResultBound
     | AssistantMessage
     | UserMessage
     | ResultMessage
@@ -306,7 +324,18 @@ def parse_block(block: Any) -> ContentBlock:
     return UnknownBlock(kind, raw=block)
 
 
-def _system(d: JsonDict) -> SystemMessage:
+def _system(d: JsonDict) -> SystemMessage | ToolResultBound:
+    if d.get("subtype") == "tool_result_bound":
+        artifact = d.get("artifact")
+        return ToolResultBound(
+            tool_use_id=_str(d, "tool_use_id"),
+            original_json_bytes=_int(d, "original_json_bytes"),
+            shown_json_bytes=_int(d, "shown_json_bytes"),
+            artifact=artifact if isinstance(artifact, dict) else None,
+            session_id=_str(d, "session_id"),
+            parent_tool_use_id=_opt_str(d, "parent_tool_use_id"),
+            raw=d,
+        )
     version = _opt_str(d, "qwen_code_version") or _opt_str(d, "claude_code_version")
     data = d.get("data")
     return SystemMessage(
@@ -469,6 +498,7 @@ __all__ = [
     "TextBlock",
     "ThinkingBlock",
     "ToolResultBlock",
+    "ToolResultBound",
     "ToolUseBlock",
     "UnknownBlock",
     "UnknownMessage",
