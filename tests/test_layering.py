@@ -26,6 +26,7 @@ LAYERS: dict[str, int] = {
     "acp": 5,
     "cli": 6,
     "sdk": 6,
+    "integrations": 7,
     "__main__": 6,
 }
 PURE_RANK = 3

@@ -129,6 +129,16 @@ class _Message:
     pending: list[str] = field(default_factory=list)
 
 
+def turn_exit_code(e: ev.TurnFinished, cancelled: int = 130) -> int:
+    """The exit code of a one-shot run that ends with ``e`` (the README's exit-code matrix):
+    ``cancelled`` (130 or 143) when it was cancelled, 0 on success, 53 for a run limit, else 1."""
+    if e.cancelled:
+        return cancelled
+    if e.error is None:
+        return 0
+    return 53 if e.limit is not None else 1
+
+
 class HeadlessEmitter:
     """Builds the headless wire messages of one session from its events."""
 
@@ -140,8 +150,11 @@ class HeadlessEmitter:
         *,
         json_stats: bool = True,
         partials: bool = True,
+        cancelled_code: Callable[[], int] = lambda: 130,
     ) -> None:
         self.session_id = session_id
+        self.cancelled_code = cancelled_code
+        """The exit code of a cancelled turn (130, or 143 after SIGTERM), asked when it ends."""
         self.partials = partials
         """Whether partial ``stream_event`` messages are built at all (``goal_state`` always
         is: the stream-JSON wire carries it either way)."""
@@ -377,6 +390,8 @@ class HeadlessEmitter:
             model_usage=model_usage_of(e.cost),
             structured=e.structured,
             structured_output=e.structured_output,
+            exit_code=turn_exit_code(e, self.cancelled_code() if e.cancelled else 130),
+            retryable=e.retryable,
         )
         if e.error is None:
             return m.result_success(
@@ -469,4 +484,11 @@ _HANDLERS: dict[type, Callable[[HeadlessEmitter, ev.Event], None]] = {
 abandoned calls) have no headless message of their own."""
 
 
-__all__ = ["BoundRecords", "HeadlessEmitter", "json_stats", "model_usage_of", "usage_of"]
+__all__ = [
+    "BoundRecords",
+    "HeadlessEmitter",
+    "json_stats",
+    "model_usage_of",
+    "turn_exit_code",
+    "usage_of",
+]

@@ -37,9 +37,9 @@ from headwire.cli.parsing import Parser
 from headwire.cli.result_guard import ResultGuard, output_format_of
 from headwire.errors import ExitCode, UsageError
 from headwire.events import Event, RecordingDegraded, TurnFinished
-from headwire.headless import HeadlessEmitter
+from headwire.headless import HeadlessEmitter, turn_exit_code
 from headwire.io.dual_output import DualOutputError, check_json_fd
-from headwire.io.signals import run_cancellable
+from headwire.io.signals import cancelled_exit_code, run_cancellable
 from headwire.io.stdio import for_terminal, route_library_notes, warn
 from headwire.io.writer import WireWriter
 from headwire.protocol.messages import JsonDict
@@ -101,10 +101,9 @@ def save_trajectory(args: argparse.Namespace, runtime: Runtime) -> None:
 
 def exit_code(finished: TurnFinished) -> int:
     """The process exit code of a one-shot run that ended with ``finished`` (the README's
-    exit-code matrix; a signal's 130/143 is decided by :func:`run_cancellable`)."""
-    if finished.error is None:
-        return ExitCode.OK
-    return ExitCode.TURN_LIMIT if finished.limit is not None else ExitCode.ERROR
+    exit-code matrix; a signal's 130/143 is decided by :func:`run_cancellable`), the same the
+    result's ``headwire.exit_code`` says (:func:`headwire.headless.turn_exit_code`)."""
+    return turn_exit_code(finished)
 
 
 async def open_headless_runtime(
@@ -139,7 +138,10 @@ async def open_headless_runtime(
             dual.emit(message)
 
     partials = transport.include_partial_messages or dual is not None
-    runtime.events.subscribe(HeadlessEmitter(plan.session_id, new_uuid, deliver, partials=partials))
+    emitter = HeadlessEmitter(
+        plan.session_id, new_uuid, deliver, partials=partials, cancelled_code=cancelled_exit_code
+    )
+    runtime.events.subscribe(emitter)
     subscribe_bound_records(args, runtime, plan.session_id, deliver)
     runtime.events.subscribe(note_recording_failure)
     return runtime
@@ -172,7 +174,7 @@ async def run_once(
     try:
         return await _run_once(args, prompt, writer, transport, guard)
     except asyncio.CancelledError:
-        guard.fail(CANCELLED_MESSAGE, writer.write)
+        guard.fail(CANCELLED_MESSAGE, writer.write, cancelled_exit_code())
         raise
     except UsageError:
         raise  # run_agent ends it (exit code 2)
@@ -280,7 +282,7 @@ def run_agent(argv: list[str]) -> int:
         return _run_agent(parser, argv, guard)
     except SystemExit as exc:
         if exc.code == ExitCode.USAGE:
-            guard.fail(parser.last_error or "invalid command line")
+            guard.fail(parser.last_error or "invalid command line", exit_code=ExitCode.USAGE)
         raise
 
 
@@ -299,7 +301,7 @@ def _run_agent(parser: Parser, argv: list[str], guard: ResultGuard) -> int:
         prepare_contract(args, Path.cwd())
     except UsageError as exc:
         warn(f"headwire: {exc}")
-        guard.fail(str(exc))
+        guard.fail(str(exc), exit_code=ExitCode.USAGE)
         return ExitCode.USAGE
     from headwire.runtime.storage import data_dir
 
@@ -336,7 +338,7 @@ def _run_agent(parser: Parser, argv: list[str], guard: ResultGuard) -> int:
         return run_cancellable(run_once(args, prompt, writer, transport, guard))
     except UsageError as exc:
         warn(f"headwire: {exc}")
-        guard.fail(str(exc), None if writer.closed else writer.write)
+        guard.fail(str(exc), None if writer.closed else writer.write, ExitCode.USAGE)
         return ExitCode.USAGE
     except KeyboardInterrupt:
         warn("headwire: interrupted")

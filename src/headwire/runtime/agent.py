@@ -31,7 +31,7 @@ import asyncio
 import time
 import traceback
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +44,9 @@ from headwire.runtime.limits import (
     Turn,
     TurnLimitExceeded,
     check_limits,
+    deadline_prompt,
     duration_message,
+    low_time_note,
 )
 from headwire.runtime.meter import Meter
 from headwire.runtime.models.base import (
@@ -196,6 +198,8 @@ class Agent:
         self.ask = ask
         self.conversation: list[dict[str, Any]] = list(conversation or [])
         self.session_turns = 0
+        self._turn: Turn | None = None
+        """The main agent's running turn (for its deadline notes)."""
         self.cancelled = cancelled if cancelled is not None else asyncio.Event()
         """Set while a turn is being stopped; running tools watch it."""
 
@@ -230,11 +234,15 @@ class Agent:
         stats = _Stats()
         turn = Turn()
         self.cancelled.clear()
+        limit_s = self.config.max_duration_s
+        self._turn = turn
+        turn.deadline = None if limit_s is None else started + limit_s
         self.events(ev.TurnStarted(info=self.session_info()))
         self._prompt(prompt)
         error: str | None = None
         subtype = "error_during_execution"
         limit: ev.Limit | None = None
+        retryable = False
         deadline = asyncio.timeout(self.config.max_duration_s)
         try:
             async with deadline:
@@ -247,6 +255,7 @@ class Agent:
             error, subtype = str(exc), "error_max_structured_output_retries"
         except ModelError as exc:
             error = exc.message
+            retryable = exc.retryable
             stats.errors += 1
         except asyncio.CancelledError:
             self._abandon_open_calls()
@@ -261,6 +270,8 @@ class Agent:
         except Exception as exc:  # a bug must still end the turn with its result
             error = self._internal_error(exc)
         finished = self._finished(started, stats, turn, error, subtype, False, limit)
+        if retryable:
+            finished = replace(finished, retryable=True)
         self.events(finished)
         return finished
 
@@ -365,6 +376,18 @@ class Agent:
             cost=self.config.meter.snapshot(),
         )
 
+    def _low_time_note(self) -> str:
+        """Once per turn of the main agent, when little of ``--max-duration`` is left: the note
+        the model gets at the end of a tool result (:func:`low_time_note`)."""
+        turn, limit_s = self._turn, self.config.max_duration_s
+        if self.parent is not None or turn is None or turn.deadline is None or turn.warned:
+            return ""
+        note = low_time_note(limit_s or 0, turn.deadline - time.monotonic())
+        if note is None:
+            return ""
+        turn.warned = True
+        return note
+
     # -- the model call ---------------------------------------------------------------------
 
     def _system_prompt(self) -> str:
@@ -377,6 +400,9 @@ class Agent:
         structured = self.config.structured
         if structured is not None and self.parent is None:  # the main agent's answer only
             prompt = (prompt + prompt_suffix(structured.instructions())).removeprefix("\n\n---\n\n")
+        limit_s = self.config.max_duration_s
+        if limit_s is not None and self.parent is None:
+            prompt = (prompt + prompt_suffix(deadline_prompt(limit_s))).removeprefix("\n\n---\n\n")
         return prompt
 
     def _tool_schemas(self) -> list[dict[str, Any]]:
@@ -504,7 +530,7 @@ class Agent:
         outcome = redact_outcome(await self._execute(call))  # no registered secret leaves
         failed = outcome.error is not None
         stats.count_tool(call.name, failed, int((time.monotonic() - started) * 1000))
-        text = model_text(call.name, outcome, self.artifacts)
+        text = model_text(call.name, outcome, self.artifacts) + self._low_time_note()
         self.conversation.append({"role": "tool", "tool_call_id": call.call_id, "content": text})
         response = ev.ToolResponse(
             call_id=call.call_id,

@@ -205,6 +205,11 @@ class ResultMessage:
     raw: JsonDict = field(default_factory=dict, repr=False)
     parent_tool_use_id: str | None = None
     interim: bool = False
+    exit_code: int | None = None
+    """headwire's ``headwire.exit_code``: what a one-shot run exits with after this result
+    (``None`` from a CLI that does not say)."""
+    retryable: bool = False
+    """headwire's ``headwire.retryable``: the failure is worth retrying (HTTP 429, 5xx, network)."""
 
 
 @dataclass(slots=True)
@@ -398,7 +403,11 @@ def _result(d: JsonDict) -> ResultMessage:
         errors = [str(message)]
     cost = d.get("total_cost_usd")
     model_usage = d.get("modelUsage")
+    contract = _dict(d.get("headwire"))
+    code = contract.get("exit_code")
     return ResultMessage(
+        exit_code=code if isinstance(code, int) and not isinstance(code, bool) else None,
+        retryable=contract.get("retryable") is True,
         subtype=_str(d, "subtype"),
         session_id=_str(d, "session_id"),
         is_error=bool(d.get("is_error")),
