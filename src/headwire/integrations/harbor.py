@@ -1,6 +1,6 @@
-"""headwire as a Harbor installed agent: ``--agent-import-path
+"""headwire as a Harbor installed agent: ``harbor run --agent
 headwire.integrations.harbor:HeadwireAgent`` (Harbor 0.25, Python 3.12+, ``pip install
-'headwire[harbor]'``).
+'headwire[harbor]'``; docs/evaluation.md).
 
 Per trial, in the trial's environment:
 
