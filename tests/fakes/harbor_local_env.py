@@ -71,16 +71,20 @@ class LocalEnvironment(BaseEnvironment):
         shutil.copy2(source_path, target)
 
     async def upload_dir(self, source_dir: Path | str, target_dir: str) -> None:
-        shutil.copytree(source_dir, self._host(target_dir), dirs_exist_ok=True)
+        target = self._host(target_dir)
+        if target.exists() and os.path.samefile(source_dir, target):
+            return  # a mounted log folder: already in place
+        shutil.copytree(source_dir, target, dirs_exist_ok=True)
 
     async def download_file(self, source_path: str, target_path: Path | str) -> None:
         Path(target_path).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(self._host(source_path), target_path)
 
     async def download_dir(self, source_dir: str, target_dir: Path | str) -> None:
-        source = self._host(source_dir)
-        if source.resolve() != Path(target_dir).resolve():
-            shutil.copytree(source, target_dir, dirs_exist_ok=True)
+        source, target = self._host(source_dir), Path(target_dir)
+        if target.exists() and os.path.samefile(source, target):
+            return  # a mounted log folder: already in place
+        shutil.copytree(source, target, dirs_exist_ok=True)
 
     async def exec(
         self,
