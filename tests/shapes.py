@@ -14,7 +14,14 @@ from typing import Any
 SAMPLES = Path(__file__).resolve().parent / "data" / "upstream"
 OPAQUE = {"stats", "tools", "slash_commands", "agents", "mcp_servers", "input", "goal_state"}
 """Fields whose inner layout is product-specific (tool lists, metrics, tool arguments)."""
-RESULT_ADDITIONS = ("stats", "stop_reason", "total_cost_usd", "modelUsage", "structured_output")
+RESULT_ADDITIONS = (
+    "stats",
+    "stop_reason",
+    "total_cost_usd",
+    "modelUsage",
+    "structured_output",
+    "headwire",
+)
 """Keys a turn's ``result`` may carry after Qwen Code's (``stats``, which Qwen Code writes in
 JSON mode only, in every mode; Claude Code's run fields).  Shape comparisons leave them out on
 both sides; ``tests/unit/test_result_order.py`` checks they follow upstream's keys, in order."""

@@ -26,6 +26,7 @@ LAYERS: dict[str, int] = {
     "acp": 5,
     "cli": 6,
     "sdk": 6,
+    "integrations": 7,
     "__main__": 6,
 }
 PURE_RANK = 3
@@ -149,3 +150,13 @@ def test_no_import_cycles() -> None:
     for mod in sorted(graph):
         cycle = visit(mod)
         assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+def test_harbor_is_imported_only_by_its_integration() -> None:
+    """Harbor (an optional extra, Python 3.12+) is imported by
+    ``headwire/integrations/harbor.py`` and by no other module."""
+    users = []
+    for path in sorted(SRC.rglob("*.py")):
+        if any(m == "harbor" or m.startswith("harbor.") for _, m in imports_of(path)):
+            users.append(path.relative_to(SRC).as_posix())
+    assert users == ["integrations/harbor.py"]

@@ -24,15 +24,18 @@ Nothing here mutates its input: the recording and the artifact keep the full tex
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from headwire.events import ToolResponse
 from headwire.projection import (
     ACP_TRUNCATION_MARKER,
+    TOOL_RESULT_JSON_BYTE_BUDGET,
     project_acp_tool_call_update,
     project_tool_result_content,
 )
 from headwire.protocol.messages import JsonDict, tool_result_block, user_message
+from headwire.wire import json_size
 
 EXECUTION_DENIED = "execution_denied"
 """``error_type`` of a call the permission rules refused; it lands in ``permission_denials``."""
@@ -86,6 +89,40 @@ def headless_tool_result(
     )
 
 
+def bound_record(
+    response: ToolResponse,
+    *,
+    session_id: str,
+    parent_tool_use_id: str | None,
+    artifact: Callable[[], JsonDict | None],
+) -> JsonDict | None:
+    """The ``system``/``tool_result_bound`` record that follows ``response``'s ``tool_result``
+    (``--include-bound-records``) when the bound cut its content, else ``None``.
+
+    ``original_json_bytes``: the JSON bytes of the content before the bound (of
+    :func:`select_display`); ``shown_json_bytes``: those of the content the wire carried (at
+    most 65,536); ``artifact``: what ``artifact()`` says of the saved full output (``path``,
+    ``sha256``, ``bytes``), asked only for a cut result, ``None`` when none was saved.  The
+    projection itself is unchanged: this record is built beside it.
+    """
+    selected = select_display(response)
+    if selected is None:
+        return None
+    original = json_size(selected)
+    if original <= TOOL_RESULT_JSON_BYTE_BUDGET:
+        return None
+    return {
+        "type": "system",
+        "subtype": "tool_result_bound",
+        "session_id": session_id,
+        "parent_tool_use_id": parent_tool_use_id,
+        "tool_use_id": response.call_id,
+        "original_json_bytes": original,
+        "shown_json_bytes": json_size(project_tool_result_content(selected)),
+        "artifact": artifact(),
+    }
+
+
 def acp_result_update(
     call_id: str, *, failed: bool, text: str, display: str | None, meta: JsonDict
 ) -> JsonDict:
@@ -136,6 +173,7 @@ __all__ = [
     "acp_content_text",
     "acp_result_update",
     "acp_tool_result_update",
+    "bound_record",
     "headless_tool_result",
     "permission_denial",
     "project_acp_update",

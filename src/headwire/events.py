@@ -362,7 +362,8 @@ class TurnFinished:
     (the partial answer).  ``stop_reason``: why the last model call stopped (``end_turn``,
     ``tool_use``, ``max_tokens``, ``refusal``), ``None`` when no call finished.
     ``structured`` says whether ``structured_output`` holds the value that matched
-    ``--json-schema``.  ``cost`` is the session's running total.
+    ``--json-schema``.  ``cost`` is the session's running total.  ``retryable``: the turn failed
+    on a model error worth retrying as is (HTTP 429, 5xx, a network failure or timeout).
     """
 
     text: str
@@ -377,6 +378,7 @@ class TurnFinished:
     structured: bool = False
     structured_output: Any = None
     cost: RunCost = field(default_factory=RunCost)
+    retryable: bool = False
     parent: str | None = None
 
 

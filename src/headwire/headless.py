@@ -18,6 +18,11 @@ hands each wire message it builds to ``out`` (a transport, the Dual Output sidec
   and upstream's interim error ``result``;
 * :class:`~headwire.events.TurnFinished` -> the terminal ``result`` (``stats`` in JSON mode).
 
+:class:`BoundRecords` (``--include-bound-records``), subscribed after the emitter, follows each
+``tool_result`` the 65,536-byte bound cut with a ``system``/``tool_result_bound`` record
+(:func:`headwire.boundary.bound_record`); what it says of the artifact comes from the
+``artifact_info`` it is given (the one place that reads the file).
+
 Every message is built here once, whichever transport writes it.  Partial messages (every
 ``stream_event`` but ``goal_state``) are built only when some consumer carries them
 (``partials``: ``--include-partial-messages`` or a Dual Output sidecar); the transports still
@@ -31,7 +36,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from headwire import events as ev
-from headwire.boundary import headless_tool_result, permission_denial
+from headwire.boundary import bound_record, headless_tool_result, permission_denial
 from headwire.protocol import messages as m
 from headwire.protocol.messages import JsonDict
 from headwire.wire import encode
@@ -124,6 +129,19 @@ class _Message:
     pending: list[str] = field(default_factory=list)
 
 
+def turn_exit_code(e: ev.TurnFinished, cancelled: int = 130) -> int:
+    """The exit code of a one-shot run that ends with ``e`` (the README's exit-code matrix):
+    ``cancelled`` (130 or 143) when it was cancelled, 0 on success, 55 for ``--max-tool-calls``,
+    53 for another run limit, else 1."""
+    if e.cancelled:
+        return cancelled
+    if e.error is None:
+        return 0
+    if e.limit is None:
+        return 1
+    return 55 if e.limit == "tool_calls" else 53  # ExitCode.RUN_BUDGET, ExitCode.TURN_LIMIT
+
+
 class HeadlessEmitter:
     """Builds the headless wire messages of one session from its events."""
 
@@ -135,8 +153,11 @@ class HeadlessEmitter:
         *,
         json_stats: bool = True,
         partials: bool = True,
+        cancelled_code: Callable[[], int] = lambda: 130,
     ) -> None:
         self.session_id = session_id
+        self.cancelled_code = cancelled_code
+        """The exit code of a cancelled turn (130, or 143 after SIGTERM), asked when it ends."""
         self.partials = partials
         """Whether partial ``stream_event`` messages are built at all (``goal_state`` always
         is: the stream-JSON wire carries it either way)."""
@@ -400,6 +421,8 @@ class HeadlessEmitter:
             model_usage=model_usage_of(e.cost),
             structured=e.structured,
             structured_output=e.structured_output,
+            exit_code=turn_exit_code(e, self.cancelled_code() if e.cancelled else 130),
+            retryable=e.retryable,
         )
         run.update(self.result_extra)
         if e.error is None:
@@ -446,6 +469,34 @@ class HeadlessEmitter:
         )
 
 
+class BoundRecords:
+    """Writes a ``tool_result_bound`` record to ``out`` after each cut ``tool_result``.
+
+    Subscribe it after the :class:`HeadlessEmitter` sharing its ``out``, so each record comes
+    right after the ``user`` message it describes.  ``artifact_info(path)`` gives ``{"path",
+    "sha256", "bytes"}`` of a saved artifact (``None`` when it cannot be read)."""
+
+    def __init__(
+        self, session_id: str, out: Out, artifact_info: Callable[[str], JsonDict | None]
+    ) -> None:
+        self.session_id = session_id
+        self.out = out
+        self.artifact_info = artifact_info
+
+    def __call__(self, event: ev.Event) -> None:
+        if type(event) is not ev.ToolFinished:
+            return
+        path = event.artifact
+        record = bound_record(
+            event.response,
+            session_id=self.session_id,
+            parent_tool_use_id=event.parent,
+            artifact=lambda: None if path is None else self.artifact_info(path),
+        )
+        if record is not None:
+            self.out(record)
+
+
 _HANDLERS: dict[type, Callable[[HeadlessEmitter, ev.Event], None]] = {
     ev.TurnStarted: HeadlessEmitter._turn_started,  # type: ignore[dict-item]
     ev.ModelCallStarted: HeadlessEmitter._model_call_started,  # type: ignore[dict-item]
@@ -466,4 +517,11 @@ _HANDLERS: dict[type, Callable[[HeadlessEmitter, ev.Event], None]] = {
 abandoned calls) have no headless message of their own."""
 
 
-__all__ = ["HeadlessEmitter", "json_stats", "model_usage_of", "usage_of"]
+__all__ = [
+    "BoundRecords",
+    "HeadlessEmitter",
+    "json_stats",
+    "model_usage_of",
+    "turn_exit_code",
+    "usage_of",
+]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from headwire.boundary import (
@@ -69,3 +69,30 @@ def test_every_result_is_bounded_and_the_input_untouched(
     update = acp_tool_result_update(r, META)
     assert update == project_acp_tool_call_update(update)  # already projected: a fixed point
     assert (r.output, r.part_error, r.error, r.display) == before
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 140_000), st.sampled_from(["x", "\n", "é", '"']))
+def test_bound_record_iff_the_bound_cut(size: int, char: str) -> None:
+    """A ``tool_result_bound`` record exists exactly when the projection changed the content;
+    its byte counts are the JSON sizes before and after."""
+    from headwire.boundary import bound_record
+    from headwire.projection import project_tool_result_content
+    from headwire.wire import encode
+
+    text = char * size
+    response = ToolResponse(call_id="c", name="shell", args={}, output=text, display=text)
+    asked: list[bool] = []
+    record = bound_record(
+        response,
+        session_id="s",
+        parent_tool_use_id=None,
+        artifact=lambda: asked.append(True) or None,
+    )
+    shown = project_tool_result_content(text)
+    if shown == text:
+        assert record is None and not asked
+    else:
+        assert record is not None and asked == [True] and record["artifact"] is None
+        assert record["original_json_bytes"] == len(encode(text))
+        assert record["shown_json_bytes"] == len(encode(shown)) <= 65_536

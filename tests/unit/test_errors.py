@@ -10,12 +10,21 @@ import headwire
 from headwire.errors import ConfigError, ExitCode, HeadwireError, UsageError
 
 
+OPTIONAL = {"harbor", "opentelemetry"}
+"""Packages of optional extras: a module that needs one is skipped where it is not installed."""
+
+
 def project_exceptions() -> list[type[BaseException]]:
     found: list[type[BaseException]] = []
     for info in pkgutil.walk_packages(headwire.__path__, "headwire."):
         if info.name.endswith("__main__"):
             continue
-        module = importlib.import_module(info.name)
+        try:
+            module = importlib.import_module(info.name)
+        except ModuleNotFoundError as exc:  # an optional extra's module (headwire[harbor])
+            if (exc.name or "").split(".")[0] in OPTIONAL:
+                continue
+            raise
         for _, obj in inspect.getmembers(module, inspect.isclass):
             if issubclass(obj, BaseException) and obj.__module__.startswith("headwire."):
                 found.append(obj)

@@ -80,4 +80,16 @@ def test_error_keys_keep_qwen_first() -> None:
         "stop_reason",
         "total_cost_usd",
         "modelUsage",
+        "headwire",
     ]
+
+
+def test_the_exit_contract_follows_the_ending() -> None:
+    """``result.headwire``: the exit code of the ending, and whether it is worth a retry."""
+    assert result_of()["headwire"] == {"exit_code": 0, "retryable": False}
+    limit = result_of(error="x", subtype="error_max_turns", limit="turns")
+    assert limit["headwire"] == {"exit_code": 53, "retryable": False}
+    failed = result_of(error="HTTP 503", subtype="error_during_execution", retryable=True)
+    assert failed["headwire"] == {"exit_code": 1, "retryable": True}
+    cancelled = result_of(error="c", subtype="error_during_execution", cancelled=True)
+    assert cancelled["headwire"]["exit_code"] == 130

@@ -30,13 +30,18 @@ left open.  Memory holds only the calls still open and the subagent types of the
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from headwire import events as ev
 from headwire.acp.updates import message_chunk, tool_call_in_progress, tool_call_start, tool_meta
-from headwire.boundary import acp_result_update, acp_tool_result_update, project_acp_update
+from headwire.boundary import (
+    acp_result_update,
+    acp_tool_result_update,
+    bound_record,
+    project_acp_update,
+)
 from headwire.runtime.tools.base import Tool
 
 __all__ = ["CANCELLED_TEXT", "EventUpdates", "subagent_meta"]
@@ -62,8 +67,18 @@ def subagent_meta(base: JsonDict, parent: str, subagent_type: str | None) -> Jso
 class EventUpdates:
     """One session's events in, its ``session/update`` payloads out (see the module doc)."""
 
-    def __init__(self, tools: Mapping[str, Tool], cwd: Path, *, echo_prompts: bool = False):
+    def __init__(
+        self,
+        tools: Mapping[str, Tool],
+        cwd: Path,
+        *,
+        echo_prompts: bool = False,
+        artifact_info: Callable[[str], JsonDict | None] | None = None,
+    ):
         self.tools = tools
+        self.artifact_info = artifact_info
+        """Set with ``--include-bound-records``: a result the headless bound cuts carries
+        ``_meta.toolResultBound`` (the facts of the stream-JSON ``tool_result_bound`` record)."""
         self.cwd = cwd
         self.echo_prompts = echo_prompts
         self.stopping = False
@@ -149,7 +164,25 @@ class EventUpdates:
         out = self._close_children(response.call_id, CANCELLED_TEXT)
         self._open.pop(response.call_id, None)
         self._subagents.pop(response.call_id, None)
-        out.append(acp_tool_result_update(response, self._meta(response.name, event.parent)))
+        update = acp_tool_result_update(response, self._meta(response.name, event.parent))
+        info = self.artifact_info
+        if info is not None:
+            path = event.artifact
+            record = bound_record(
+                response,
+                session_id="",
+                parent_tool_use_id=event.parent,
+                artifact=lambda: None if path is None else info(path),
+            )
+            if record is not None:
+                update["_meta"] = {
+                    **update.get("_meta", {}),
+                    "toolResultBound": {
+                        k: record[k]
+                        for k in ("original_json_bytes", "shown_json_bytes", "artifact")
+                    },
+                }
+        out.append(update)
         return out
 
     def _close_children(self, call_id: str, text: str) -> list[JsonDict]:

@@ -88,6 +88,7 @@ from headwire.io.stdio import divert_stdout, warn
 from headwire.io.writer import WireWriter
 from headwire.protocol import acp_peer as peer
 from headwire.protocol import jsonrpc as rpc
+from headwire.protocol.messages import JsonDict
 from headwire.runtime.agent import Agent
 from headwire.runtime.permissions import Decision
 from headwire.runtime.recording import (
@@ -342,7 +343,12 @@ class AcpServer:
             history,
             recorder=runtime.recorder,
         )
-        runtime.events.subscribe(SessionUpdates(self, session, runtime.agent.tools))
+        info: Callable[[str], JsonDict | None] | None = None
+        if getattr(self.args, "include_bound_records", False):
+            from headwire.runtime.trajectory import artifact_info
+
+            info = artifact_info
+        runtime.events.subscribe(SessionUpdates(self, session, runtime.agent.tools, info))
         self.sessions[session_id] = session
         return session
 

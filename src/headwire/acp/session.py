@@ -19,6 +19,7 @@ from typing import Any, Protocol
 from headwire import events as ev
 from headwire.acp.event_updates import EventUpdates
 from headwire.protocol import jsonrpc as rpc
+from headwire.protocol.messages import JsonDict
 from headwire.runtime.agent import Agent
 from headwire.runtime.recording import Recorder
 from headwire.runtime.tools.base import Tool
@@ -81,11 +82,17 @@ class SessionUpdates:
     is left without an answer.
     """
 
-    def __init__(self, server: UpdateSink, session: AcpSession, tools: Mapping[str, Tool]) -> None:
+    def __init__(
+        self,
+        server: UpdateSink,
+        session: AcpSession,
+        tools: Mapping[str, Tool],
+        artifact_info: Callable[[str], JsonDict | None] | None = None,
+    ) -> None:
         self.server = server
         self.session = session
         self.tools = tools
-        self.events = EventUpdates(tools, session.cwd)
+        self.events = EventUpdates(tools, session.cwd, artifact_info=artifact_info)
         session.updates = self
 
     def __call__(self, event: ev.Event) -> None:

@@ -37,15 +37,14 @@ from headwire.cli.parsing import Parser
 from headwire.cli.result_guard import ResultGuard, output_format_of
 from headwire.errors import ExitCode, UsageError
 from headwire.events import Event, RecordingDegraded, TurnFinished
-from headwire.headless import HeadlessEmitter
+from headwire.headless import HeadlessEmitter, turn_exit_code
 from headwire.io.dual_output import DualOutputError, check_json_fd
-from headwire.io.signals import run_cancellable
+from headwire.io.signals import cancelled_exit_code, run_cancellable
 from headwire.io.stdio import for_terminal, route_library_notes, warn
 from headwire.io.writer import WireWriter
 from headwire.protocol.messages import JsonDict
 from headwire.runtime.agent import CANCELLED_MESSAGE, AskPermission
 from headwire.runtime.ids import new_uuid
-from headwire.runtime.limits import exit_code as limit_exit_code
 from headwire.transports import HeadlessTransport, make_transport
 
 if TYPE_CHECKING:
@@ -72,12 +71,39 @@ def note_recording_failure(event: Event) -> None:
         warn(f"headwire: session recording disabled: {event.reason}")
 
 
+def subscribe_bound_records(
+    args: argparse.Namespace, runtime: Runtime, session_id: str, out: Callable[[JsonDict], None]
+) -> None:
+    """``--include-bound-records``: subscribe :class:`~headwire.headless.BoundRecords` (after the
+    headless emitter that shares ``out``)."""
+    if getattr(args, "include_bound_records", False):
+        from headwire.headless import BoundRecords
+        from headwire.runtime.trajectory import artifact_info
+
+        runtime.events.subscribe(BoundRecords(session_id, out, artifact_info))
+
+
+def save_trajectory(args: argparse.Namespace, runtime: Runtime) -> None:
+    """``--trajectory-out``: render the (closed) session recording as ATIF and write it; a
+    failure is said on stderr and changes nothing else."""
+    target = getattr(args, "trajectory_out", None)
+    if not target:
+        return
+    from headwire.runtime.recording import RecordingError
+    from headwire.runtime.trajectory import write_trajectory
+
+    recorder = runtime.recorder
+    try:
+        write_trajectory(Path(target), recorder.path, recorder.session_id, __version__)
+    except (OSError, RecordingError) as exc:
+        warn(f"headwire: cannot write the trajectory {target}: {exc}")
+
+
 def exit_code(finished: TurnFinished) -> int:
     """The process exit code of a one-shot run that ended with ``finished`` (the README's
-    exit-code matrix; a signal's 130/143 is decided by :func:`run_cancellable`)."""
-    if finished.error is None:
-        return ExitCode.OK
-    return limit_exit_code(finished.limit) if finished.limit is not None else ExitCode.ERROR
+    exit-code matrix; a signal's 130/143 is decided by :func:`run_cancellable`), the same the
+    result's ``headwire.exit_code`` says (:func:`headwire.headless.turn_exit_code`)."""
+    return turn_exit_code(finished)
 
 
 async def open_headless_runtime(
@@ -112,10 +138,13 @@ async def open_headless_runtime(
             dual.emit(message)
 
     partials = transport.include_partial_messages or dual is not None
-    emitter = HeadlessEmitter(plan.session_id, new_uuid, deliver, partials=partials)
+    emitter = HeadlessEmitter(
+        plan.session_id, new_uuid, deliver, partials=partials, cancelled_code=cancelled_exit_code
+    )
     if runtime.telemetry is not None:
         runtime.telemetry.fields = emitter.result_extra  # the result carries the trace id
     runtime.events.subscribe(emitter)
+    subscribe_bound_records(args, runtime, plan.session_id, deliver)
     runtime.events.subscribe(note_recording_failure)
     return runtime
 
@@ -147,7 +176,7 @@ async def run_once(
     try:
         return await _run_once(args, prompt, writer, transport, guard)
     except asyncio.CancelledError:
-        guard.fail(CANCELLED_MESSAGE, writer.write)
+        guard.fail(CANCELLED_MESSAGE, writer.write, cancelled_exit_code())
         raise
     except UsageError:
         raise  # run_agent ends it (exit code 2)
@@ -199,6 +228,7 @@ async def _run_once(
         if dual is not None:
             await dual.close()
         await runtime.aclose()
+        save_trajectory(args, runtime)
         await writer.drain()
     return exit_code(finished)
 
@@ -257,7 +287,7 @@ def run_agent(argv: list[str]) -> int:
         return _run_agent(parser, argv, guard)
     except SystemExit as exc:
         if exc.code == ExitCode.USAGE:
-            guard.fail(parser.last_error or "invalid command line")
+            guard.fail(parser.last_error or "invalid command line", exit_code=ExitCode.USAGE)
         raise
 
 
@@ -282,7 +312,7 @@ def _run_agent(parser: Parser, argv: list[str], guard: ResultGuard) -> int:
         prepare_contract(args, Path.cwd())
     except UsageError as exc:
         warn(f"headwire: {exc}")
-        guard.fail(str(exc))
+        guard.fail(str(exc), exit_code=ExitCode.USAGE)
         return ExitCode.USAGE
     from headwire.runtime.storage import data_dir
 
@@ -319,8 +349,9 @@ def _run_agent(parser: Parser, argv: list[str], guard: ResultGuard) -> int:
         return run_cancellable(run_once(args, prompt, writer, transport, guard))
     except UsageError as exc:
         warn(f"headwire: {exc}")
-        guard.fail(str(exc), None if writer.closed else writer.write)
-        return int(getattr(exc, "exit_code", ExitCode.USAGE))
+        code = int(getattr(exc, "exit_code", ExitCode.USAGE))  # a sandbox that cannot hold: 1
+        guard.fail(str(exc), None if writer.closed else writer.write, code)
+        return code
     except KeyboardInterrupt:
         warn("headwire: interrupted")
         return ExitCode.INTERRUPTED

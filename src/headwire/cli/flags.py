@@ -267,6 +267,18 @@ def build_parser() -> Parser:
         "wall-clock time (result error_during_execution)",
     )
     p.add_argument(
+        "--trajectory-out",
+        metavar="FILE",
+        help="when the run ends (any way: answer, limit, error, SIGINT/SIGTERM) write the "
+        "session as an ATIF trajectory to FILE, replaced atomically (docs/evaluation.md)",
+    )
+    p.add_argument(
+        "--include-bound-records",
+        action="store_true",
+        help="after each tool result the 65,536-byte bound cut, write a system "
+        "tool_result_bound record saying what was cut and where the whole output is",
+    )
+    p.add_argument(
         "--json-schema",
         metavar="SCHEMA|FILE",
         help="the final answer must be JSON matching this JSON Schema (JSON text, a file, or "

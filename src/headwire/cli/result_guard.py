@@ -47,8 +47,9 @@ def output_format_of(argv: Sequence[str]) -> str:
     return "stream-json" if stream_input else found
 
 
-def failure_result(message: str, session_id: str | None = None) -> JsonDict:
-    """The stand-in error result (nothing ran: zero durations, usage and cost)."""
+def failure_result(message: str, session_id: str | None = None, exit_code: int = 1) -> JsonDict:
+    """The stand-in error result (nothing ran: zero durations, usage and cost); ``exit_code``
+    is the process's (2 for a usage error, 130/143 after a signal)."""
     result = m.result_error(
         uuid=str(uuid.uuid4()),
         session_id=session_id or str(uuid.uuid4()),
@@ -58,7 +59,7 @@ def failure_result(message: str, session_id: str | None = None) -> JsonDict:
         usage=m.usage_dict(0, 0, 0),
         permission_denials=[],
         message=message,
-        run=m.run_fields(stop_reason=None, total_cost_usd=0, model_usage={}),
+        run=m.run_fields(stop_reason=None, total_cost_usd=0, model_usage={}, exit_code=exit_code),
     )
     return result
 
@@ -84,13 +85,13 @@ class ResultGuard:
         if message.get("type") == "result" and not isinstance(message, InterimResult):
             self.done = True
 
-    def fail(self, message: str, write: Write | None = None) -> None:
+    def fail(self, message: str, write: Write | None = None, exit_code: int = 1) -> None:
         """End the run with the stand-in result, unless a result already went out (or the
-        format is text)."""
+        format is text); ``exit_code`` is the process's."""
         if self.done or self.output_format not in ("json", "stream-json"):
             return
         self.done = True
-        data = encode(failure_result(message, self.session_id))
+        data = encode(failure_result(message, self.session_id, exit_code))
         data = b"[" + data + b"]\n" if self.output_format == "json" else data + b"\n"
         (write or _stdout)(data)
 

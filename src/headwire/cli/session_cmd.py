@@ -43,7 +43,7 @@ from headwire.errors import ExitCode, ProtocolError, UsageError
 from headwire.events import Event, RecordingDegraded
 from headwire.headless import HeadlessEmitter
 from headwire.io.lines import ReadError, fd_lines, stdin_fd
-from headwire.io.signals import run_cancellable
+from headwire.io.signals import cancelled_exit_code, run_cancellable
 from headwire.io.stdio import warn
 from headwire.io.writer import WireWriter
 from headwire.protocol import messages as m
@@ -135,8 +135,12 @@ class Session:
             new_uuid,
             session.send,
             partials=session.transport.include_partial_messages,
+            cancelled_code=cancelled_exit_code,
         )
         runtime.events.subscribe(session.emitter)
+        from headwire.cli.agent_cmd import subscribe_bound_records
+
+        subscribe_bound_records(args, runtime, plan.session_id, session.send)
         runtime.events.subscribe(session._on_event)
         return session
 
@@ -482,6 +486,9 @@ class Session:
         """Take the runtime down."""
         if self._runtime is not None:
             await self._runtime.aclose()
+            from headwire.cli.agent_cmd import save_trajectory
+
+            save_trajectory(self.args, self._runtime)
 
 
 def _claude_client(args: argparse.Namespace) -> bool:
@@ -501,7 +508,7 @@ def run_session(args: argparse.Namespace, guard: ResultGuard | None = None) -> i
                 args, writer, Path.cwd(), claude_compat=_claude_client(args)
             )
         except asyncio.CancelledError:
-            guard.fail("Operation cancelled.", writer.write)
+            guard.fail("Operation cancelled.", writer.write, cancelled_exit_code())
             raise
         guard.done = True  # from here on every turn (and bad line) ends with its own result
         try:
@@ -514,8 +521,9 @@ def run_session(args: argparse.Namespace, guard: ResultGuard | None = None) -> i
         return run_cancellable(main())
     except UsageError as exc:
         warn(f"headwire: {exc}")
-        guard.fail(str(exc), writer.write)
-        return int(getattr(exc, "exit_code", ExitCode.USAGE))  # a sandbox that cannot hold: 1
+        code = int(getattr(exc, "exit_code", ExitCode.USAGE))  # a sandbox that cannot hold: 1
+        guard.fail(str(exc), writer.write, code)
+        return code
     except KeyboardInterrupt:
         warn(f"headwire: interrupted after {time.monotonic() - started:.1f} s")
         return ExitCode.INTERRUPTED

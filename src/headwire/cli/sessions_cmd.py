@@ -131,9 +131,10 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("session", metavar="ID", help="session id or unique prefix")
     export.add_argument(
         "--format",
-        choices=["md", "html", "json"],
+        choices=["md", "html", "json", "atif"],
         default="html",
-        help="md, html (one file, no scripts, opens offline) or json (default: %(default)s)",
+        help="md, html (one file, no scripts, opens offline), json, or atif (an ATIF "
+        "trajectory, docs/evaluation.md) (default: %(default)s)",
     )
     export.add_argument(
         "-o",
@@ -238,7 +239,18 @@ def _export(args: argparse.Namespace, root: Path) -> int:
     from headwire.runtime.sessions import load_transcript
     from headwire.transcript import render_html, render_json, render_markdown
 
-    transcript = load_transcript(root, locate_session(root, args.session))
+    path = locate_session(root, args.session)
+    if args.format == "atif":
+        from headwire.runtime.trajectory import trajectory_bytes
+
+        data = trajectory_bytes(path, path.stem, __version__)
+        if args.output and args.output != "-":
+            _write_private(Path(args.output), data)
+        else:
+            sys.stdout.buffer.write(data)  # JSON escapes every control character
+            sys.stdout.buffer.flush()
+        return ExitCode.OK
+    transcript = load_transcript(root, path)
     if args.format == "html":
         data = render_html(transcript, __version__)
     elif args.format == "md":

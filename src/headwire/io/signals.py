@@ -43,6 +43,16 @@ def _wanted() -> list[signal.Signals]:
     return wanted
 
 
+_RECEIVED: list[signal.Signals] = []
+"""The signal that stopped the current run, once one did (for :func:`cancelled_exit_code`)."""
+
+
+def cancelled_exit_code() -> int:
+    """The exit code of a run cancelled now: 128 + the signal that stopped it (143 for
+    SIGTERM), 130 when no signal did (an interrupt from the client)."""
+    return 128 + int(_RECEIVED[0]) if _RECEIVED else 130
+
+
 def run_cancellable(main: Coroutine[Any, Any, int]) -> int:
     """Run ``main`` to its exit code; a SIGINT or SIGTERM cancels it and returns 128 + signum.
 
@@ -50,6 +60,7 @@ def run_cancellable(main: Coroutine[Any, Any, int]) -> int:
     tolerated: the signal's exit code is returned all the same).
     """
     received: list[signal.Signals] = []
+    _RECEIVED.clear()
     wanted = _wanted()
 
     def note(signum: signal.Signals) -> None:
@@ -57,6 +68,7 @@ def run_cancellable(main: Coroutine[Any, Any, int]) -> int:
             warn(f"headwire: {signum.name} received again; still shutting down")
             return
         received.append(signum)
+        _RECEIVED[:] = [signum]
         warn(f"headwire: {signum.name} received; stopping")
 
     def late(signum: int, _frame: object) -> None:

@@ -157,11 +157,14 @@ def run_fields(
     model_usage: JsonDict,
     structured: bool = False,
     structured_output: Any = None,
+    exit_code: int = 0,
+    retryable: bool = False,
 ) -> JsonDict:
     """Claude Code's fields of a turn's ``result``, which the claude SDKs read, in the order
     headwire appends them after Qwen Code's: ``stop_reason``, ``total_cost_usd`` (the session's
     running total, ``null`` when a model used has no price), ``modelUsage`` and, when
-    ``--json-schema`` was given and matched, ``structured_output``."""
+    ``--json-schema`` was given and matched, ``structured_output``; then headwire's exit
+    contract, :func:`exit_contract`."""
     fields: JsonDict = {
         "stop_reason": stop_reason,
         "total_cost_usd": total_cost_usd,
@@ -169,7 +172,16 @@ def run_fields(
     }
     if structured:
         fields["structured_output"] = structured_output
+    fields["headwire"] = exit_contract(exit_code, retryable)
     return fields
+
+
+def exit_contract(exit_code: int, retryable: bool) -> JsonDict:
+    """``result.headwire``: ``exit_code``, the code a one-shot run exits with when it ends with
+    this result (0, 1, 2, 53, 130, 143: the README's exit-code matrix), and ``retryable``, whether
+    the failure is worth retrying unchanged (a model server's HTTP 429 or 5xx, a network failure
+    or timeout); ``false`` on success and on every other failure."""
+    return {"exit_code": exit_code, "retryable": retryable}
 
 
 def result_success(

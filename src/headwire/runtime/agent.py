@@ -38,7 +38,7 @@ import dataclasses
 import time
 import traceback
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -51,7 +51,9 @@ from headwire.runtime.limits import (
     LimitReached,
     RunLimits,
     Turn,
+    deadline_prompt,
     duration_message,
+    low_time_note,
 )
 from headwire.runtime.meter import Meter
 from headwire.runtime.models.base import (
@@ -222,6 +224,8 @@ class Agent:
         self.artifacts = artifacts
         self.ask = ask
         self.conversation: list[dict[str, Any]] = list(conversation or [])
+        self._turn: Turn | None = None
+        """The main agent's running turn (for its deadline notes)."""
         self.cancelled = cancelled if cancelled is not None else asyncio.Event()
         """Set while a turn is being stopped; running tools watch it."""
         self.session_started = False
@@ -264,11 +268,15 @@ class Agent:
         self.cancelled.clear()
         limits = self.config.limits
         limits.start_turn()
+        limit_s = limits.max_duration_s
+        self._turn = turn
+        turn.deadline = None if limit_s is None else started + limit_s
         self.events(ev.TurnStarted(info=self.session_info()))
         self.stop_blocks = 0
         error: str | None = None
         subtype = "error_during_execution"
         limit: ev.Limit | None = None
+        retryable = False
         deadline = limits.deadline()
         try:
             async with deadline:
@@ -282,6 +290,7 @@ class Agent:
             error, subtype = str(exc), "error_max_structured_output_retries"
         except ModelError as exc:
             error = exc.message
+            retryable = exc.retryable
             stats.errors += 1
         except asyncio.CancelledError:
             self._abandon_open_calls()
@@ -296,6 +305,8 @@ class Agent:
         except Exception as exc:  # a bug must still end the turn with its result
             error = self._internal_error(exc)
         finished = self._finished(started, stats, turn, error, subtype, False, limit)
+        if retryable:
+            finished = replace(finished, retryable=True)
         self.events(finished)
         return finished
 
@@ -487,6 +498,18 @@ class Agent:
             cost=self.config.meter.snapshot(),
         )
 
+    def _low_time_note(self) -> str:
+        """Once per turn of the main agent, when little of ``--max-duration`` is left: the note
+        the model gets at the end of a tool result (:func:`low_time_note`)."""
+        turn, limit_s = self._turn, self.config.limits.max_duration_s
+        if self.parent is not None or turn is None or turn.deadline is None or turn.warned:
+            return ""
+        note = low_time_note(limit_s or 0, turn.deadline - time.monotonic())
+        if note is None:
+            return ""
+        turn.warned = True
+        return note
+
     # -- the model call ---------------------------------------------------------------------
 
     def _system_prompt(self) -> str:
@@ -501,6 +524,9 @@ class Agent:
         structured = self.config.structured
         if structured is not None and self.parent is None:  # the main agent's answer only
             prompt = (prompt + prompt_suffix(structured.instructions())).removeprefix("\n\n---\n\n")
+        limit_s = self.config.limits.max_duration_s
+        if limit_s is not None and self.parent is None:
+            prompt = (prompt + prompt_suffix(deadline_prompt(limit_s))).removeprefix("\n\n---\n\n")
         return prompt
 
     def _tool_schemas(self) -> list[dict[str, Any]]:
@@ -662,7 +688,7 @@ class Agent:
         outcome = redact_outcome(await self._execute(call))  # no registered secret leaves
         failed = outcome.error is not None
         stats.count_tool(call.name, failed, int((time.monotonic() - started) * 1000))
-        text = model_text(call.name, outcome, self.artifacts)
+        text = model_text(call.name, outcome, self.artifacts) + self._low_time_note()
         self.conversation.append({"role": "tool", "tool_call_id": call.call_id, "content": text})
         response = ev.ToolResponse(
             call_id=call.call_id,

@@ -215,6 +215,30 @@ class RunLimits:
         raise reached
 
 
+LOW_TIME_FRACTION = 0.2
+"""Below this share of ``--max-duration`` left, the model is told once that time is short."""
+
+
+def deadline_prompt(seconds: float) -> str:
+    """The system prompt's note of ``--max-duration``: how long the model has."""
+    return (
+        f"# Time limit\n\nThis task has a wall-clock limit of {seconds:g} seconds, counted from "
+        "the user's message. When it runs out the work is stopped where it is, unfinished. Plan "
+        "for it: keep steps short, and leave time to finish and give your answer."
+    )
+
+
+def low_time_note(seconds: float, left: float) -> str | None:
+    """The note appended to a tool result when less than :data:`LOW_TIME_FRACTION` of the
+    ``seconds`` limit is ``left`` (``None`` otherwise)."""
+    if left >= seconds * LOW_TIME_FRACTION:
+        return None
+    return (
+        f"\n\n[headwire: about {max(0.0, left):.0f} s of the {seconds:g} s time limit are left. "
+        "Finish now: wrap up and give your answer before the work is stopped.]"
+    )
+
+
 @dataclass(slots=True)
 class Turn:
     """What a running turn has produced so far (read when it ends, however it ends)."""
@@ -227,6 +251,10 @@ class Turn:
     streaming: list[str] = field(default_factory=list)
     """The text deltas of the model call streaming now (the partial answer if it is cut)."""
     stop_reason: str | None = None
+    deadline: float | None = None
+    """``time.monotonic()`` when ``--max-duration`` ends the turn (``None``: no limit)."""
+    warned: bool = False
+    """Whether the model was told that little time is left (:func:`low_time_note`)."""
     corrections: int = 0
     structured: bool = False
     value: Any = None

@@ -104,6 +104,25 @@ class SystemMessage:
     agents: list[str] = field(default_factory=list)
     data: JsonDict | None = None
     raw: JsonDict = field(default_factory=dict, repr=False)
+    sandbox: JsonDict | None = None
+    """``init``'s ``sandbox`` (headwire, only when a tool execution sandbox is configured)."""
+
+
+@dataclass(slots=True)
+class ToolResultBound:
+    """``system``/``tool_result_bound`` (headwire, with ``--include-bound-records``): the
+    ``tool_result`` of ``tool_use_id`` just before it was cut by the 65,536-byte bound from
+    ``original_json_bytes`` to ``shown_json_bytes`` JSON bytes; ``artifact`` (``path``,
+    ``sha256``, ``bytes``) is the file holding the whole output, ``None`` when none was saved.
+    """
+
+    tool_use_id: str
+    original_json_bytes: int
+    shown_json_bytes: int
+    artifact: JsonDict | None = None
+    session_id: str = ""
+    parent_tool_use_id: str | None = None
+    raw: JsonDict = field(default_factory=dict, repr=False)
 
 
 @dataclass(slots=True)
@@ -188,6 +207,16 @@ class ResultMessage:
     raw: JsonDict = field(default_factory=dict, repr=False)
     parent_tool_use_id: str | None = None
     interim: bool = False
+    exit_code: int | None = None
+    """headwire's ``headwire.exit_code``: what a one-shot run exits with after this result
+    (``None`` from a CLI that does not say)."""
+    retryable: bool = False
+    """headwire's ``headwire.retryable``: the failure is worth retrying (HTTP 429, 5xx, network)."""
+    sandbox: JsonDict | None = None
+    """headwire's ``sandbox`` (``{backend, filesystem, network, enforced}``), only when a tool
+    execution sandbox is configured."""
+    trace_id: str | None = None
+    """headwire's ``trace_id``: the OpenTelemetry trace of the run, only with telemetry on."""
 
 
 @dataclass(slots=True)
@@ -245,6 +274,7 @@ class UnknownMessage:
 
 Message = (
     SystemMessage
+    | ToolResultBound
     | AssistantMessage
     | UserMessage
     | ResultMessage
@@ -306,7 +336,18 @@ def parse_block(block: Any) -> ContentBlock:
     return UnknownBlock(kind, raw=block)
 
 
-def _system(d: JsonDict) -> SystemMessage:
+def _system(d: JsonDict) -> SystemMessage | ToolResultBound:
+    if d.get("subtype") == "tool_result_bound":
+        artifact = d.get("artifact")
+        return ToolResultBound(
+            tool_use_id=_str(d, "tool_use_id"),
+            original_json_bytes=_int(d, "original_json_bytes"),
+            shown_json_bytes=_int(d, "shown_json_bytes"),
+            artifact=artifact if isinstance(artifact, dict) else None,
+            session_id=_str(d, "session_id"),
+            parent_tool_use_id=_opt_str(d, "parent_tool_use_id"),
+            raw=d,
+        )
     version = _opt_str(d, "qwen_code_version") or _opt_str(d, "claude_code_version")
     data = d.get("data")
     return SystemMessage(
@@ -323,6 +364,7 @@ def _system(d: JsonDict) -> SystemMessage:
         agents=[a for a in _list(d.get("agents")) if isinstance(a, str)],
         data=data if isinstance(data, dict) else None,
         raw=d,
+        sandbox=d["sandbox"] if isinstance(d.get("sandbox"), dict) else None,
     )
 
 
@@ -369,7 +411,13 @@ def _result(d: JsonDict) -> ResultMessage:
         errors = [str(message)]
     cost = d.get("total_cost_usd")
     model_usage = d.get("modelUsage")
+    contract = _dict(d.get("headwire"))
+    code = contract.get("exit_code")
     return ResultMessage(
+        exit_code=code if isinstance(code, int) and not isinstance(code, bool) else None,
+        retryable=contract.get("retryable") is True,
+        sandbox=d["sandbox"] if isinstance(d.get("sandbox"), dict) else None,
+        trace_id=_opt_str(d, "trace_id"),
         subtype=_str(d, "subtype"),
         session_id=_str(d, "session_id"),
         is_error=bool(d.get("is_error")),
@@ -469,6 +517,7 @@ __all__ = [
     "TextBlock",
     "ThinkingBlock",
     "ToolResultBlock",
+    "ToolResultBound",
     "ToolUseBlock",
     "UnknownBlock",
     "UnknownMessage",
