@@ -14,8 +14,9 @@ each printing ``output_bytes`` bytes (``yes LINE | head -c N``; 20,000 bytes are
 tokens), then answers :attr:`LongTask.final_text`.  Its state is the number of calls issued so
 far, kept by the server, so the task goes on whatever the client keeps of the conversation; a
 rejected request changes nothing.  A request that offers no tools, or whose last message is the
-user's and asks for a summary (near its end), is a summary request (how a client compacts its history): it is answered
-with a short summary naming the progress, and counted in :attr:`LongTask.summaries`.
+user's and asks for a summary (near its end), is a summary request (how a client compacts its
+history): it is answered with a short summary naming the progress, and counted in
+:attr:`LongTask.summaries`.
 """
 
 from __future__ import annotations
@@ -78,7 +79,8 @@ class LongTask:
 
     def command(self, step: int) -> str:
         """The shell command of step ``step`` (1-based): ``output_bytes`` bytes of output."""
-        return f"yes 'step {step} of the long task: lorem ipsum dolor sit' | head -c {self.output_bytes}"
+        line = f"step {step} of the long task: lorem ipsum dolor sit"
+        return f"yes '{line}' | head -c {self.output_bytes}"
 
     @staticmethod
     def is_summary_request(tools: list[Any], messages: list[Any]) -> bool:
