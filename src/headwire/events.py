@@ -266,6 +266,37 @@ class RecordingDegraded:
     parent: str | None = None
 
 
+CompactionTrigger = Literal["auto", "manual"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CompactionStarted:
+    """The conversation is being compacted (a summary call runs next).
+
+    ``trigger``: ``auto`` (the next request would pass the threshold, or the provider said it
+    was too long) or ``manual`` (``/compact``, a control request); ``pre_tokens``: the
+    estimated size of the request before it.
+    """
+
+    trigger: CompactionTrigger
+    pre_tokens: int
+    parent: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CompactionFinished:
+    """The conversation was compacted: ``messages`` is the new history (the recording's
+    checkpoint), ``post_tokens`` its estimated request size, ``usage`` the summary call's."""
+
+    trigger: CompactionTrigger
+    pre_tokens: int
+    post_tokens: int
+    duration_ms: int
+    usage: Usage = field(default_factory=Usage)
+    messages: tuple[JsonDict, ...] = ()
+    parent: str | None = None
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolStats:
     """Per-tool call counts of a turn (JSON mode's ``stats.tools.byName``)."""
@@ -372,6 +403,8 @@ Event = (
     | SubagentFinished
     | SubagentFailed
     | RecordingDegraded
+    | CompactionStarted
+    | CompactionFinished
     | TurnFinished
 )
 """Every event the agent publishes."""
@@ -403,6 +436,9 @@ class Broadcast:
 
 __all__ = [
     "Broadcast",
+    "CompactionFinished",
+    "CompactionStarted",
+    "CompactionTrigger",
     "Event",
     "EventSink",
     "Limit",

@@ -358,6 +358,30 @@ class HeadlessEmitter:
             )
         )
 
+    def _compaction_started(self, e: ev.CompactionStarted) -> None:
+        self.out(
+            m.compaction_status(
+                uuid=self.new_uuid(),
+                session_id=self.session_id,
+                parent_tool_use_id=e.parent,
+                trigger=e.trigger,
+                pre_tokens=e.pre_tokens,
+            )
+        )
+
+    def _compaction_finished(self, e: ev.CompactionFinished) -> None:
+        self.out(
+            m.compact_boundary(
+                uuid=self.new_uuid(),
+                session_id=self.session_id,
+                parent_tool_use_id=e.parent,
+                trigger=e.trigger,
+                pre_tokens=e.pre_tokens,
+                post_tokens=e.post_tokens,
+                duration_ms=e.duration_ms,
+            )
+        )
+
     def _turn_finished(self, e: ev.TurnFinished) -> None:
         self.out(self.result(e))
 
@@ -430,6 +454,8 @@ _HANDLERS: dict[type, Callable[[HeadlessEmitter, ev.Event], None]] = {
     ev.SubagentFinished: HeadlessEmitter._subagent_finished,  # type: ignore[dict-item]
     ev.SubagentFailed: HeadlessEmitter._subagent_failed,  # type: ignore[dict-item]
     ev.RecordingDegraded: HeadlessEmitter._recording_degraded,  # type: ignore[dict-item]
+    ev.CompactionStarted: HeadlessEmitter._compaction_started,  # type: ignore[dict-item]
+    ev.CompactionFinished: HeadlessEmitter._compaction_finished,  # type: ignore[dict-item]
     ev.TurnFinished: HeadlessEmitter._turn_finished,  # type: ignore[dict-item]
 }
 """Which events reach the wire, and how; the others (prompts, pending and started calls,

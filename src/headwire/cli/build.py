@@ -31,6 +31,7 @@ from headwire.io.stdio import warn
 from headwire.runtime.agent import Agent, AgentConfig, AskPermission
 from headwire.runtime.agents.definitions import load_agents
 from headwire.runtime.agents.tool import AgentTool
+from headwire.runtime.context_keeper import ContextSettings
 from headwire.runtime.models.base import Model, Usage
 from headwire.runtime.record_events import RecordingSubscriber
 from headwire.runtime.recording import (
@@ -133,6 +134,19 @@ class Runtime:
         self.recorder.close()
         if errors:
             raise errors[0]
+
+
+def context_settings(settings: Settings) -> ContextSettings:
+    """The context-management settings (``model.generationConfig.contextWindowSize``,
+    ``context.autoCompactThreshold``, ``context.clearContextOnIdle.*``)."""
+    default = ContextSettings()
+    chars = settings.tool_results_chars_threshold
+    return ContextSettings(
+        window=settings.context_window,
+        threshold=settings.auto_compact_threshold or default.threshold,
+        clear_chars=default.clear_chars if chars is None else chars,
+        clear_keep=max(1, settings.tool_results_keep or default.clear_keep),
+    )
 
 
 def approval_mode(args: argparse.Namespace) -> ApprovalMode:
@@ -240,6 +254,7 @@ async def build_runtime(
         # context files are text for the model, read in every folder as upstream does; the
         # permission rules decide whatever it then asks for
         context_text=load_context(cwd, root, settings.context_file_names, note=warn),
+        context=context_settings(settings),
         **contract,
     )
     try:

@@ -30,7 +30,7 @@ from __future__ import annotations
 import asyncio
 import time
 import traceback
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,6 +38,7 @@ from typing import Any
 from headwire import events as ev
 from headwire.boundary import EXECUTION_DENIED
 from headwire.io.stdio import warn
+from headwire.runtime.context_keeper import ContextKeeper, ContextSettings
 from headwire.runtime.ids import new_uuid
 from headwire.runtime.limits import (
     BudgetExceeded,
@@ -51,6 +52,7 @@ from headwire.runtime.models.base import (
     Finished,
     Model,
     ModelError,
+    ModelEvent,
     ModelRequest,
     TextDelta,
     ThinkingDelta,
@@ -106,6 +108,8 @@ class AgentConfig:
     """``--max-duration``: the wall-clock limit of one turn."""
     structured: StructuredOutput | None = None
     """``--json-schema``: the main agent's final answers must match it."""
+    context: ContextSettings = field(default_factory=ContextSettings)
+    """How the conversation is kept within the model's window (:mod:`.context_keeper`)."""
 
     @property
     def approval_mode(self) -> ApprovalMode:
@@ -198,6 +202,35 @@ class Agent:
         self.session_turns = 0
         self.cancelled = cancelled if cancelled is not None else asyncio.Event()
         """Set while a turn is being stopped; running tools watch it."""
+        self._estimated = 0
+        """The estimate of the request being made (compared with its real usage after)."""
+        self._stats = _Stats()
+        """The running turn's counts (the summary calls of a compaction count there too)."""
+        price = config.meter.price(model.name)
+        self.context = ContextKeeper(
+            config.context,
+            model,
+            events,
+            config.parent_tool_use_id,
+            self._count_side_usage,
+            price.context_window if price is not None else None,
+        )
+
+    def _count_side_usage(self, usage: Usage) -> None:
+        """A call outside the conversation (a compaction's summary): its usage and cost."""
+        self._stats.requests += 1
+        self._stats.usage = self._stats.usage + usage
+        self.config.meter.add(str(getattr(self.model, "answered_by", self.model.name)), usage)
+
+    async def compact(self) -> bool:
+        """Compact the conversation now (``/compact``, a control request); ``False`` when
+        there is nothing to summarize."""
+        return await self.context.compact("manual", self._fixed(), self.conversation)
+
+    def _fixed(self) -> list[dict[str, Any]]:
+        """What every request carries besides the conversation: system prompt, tool schemas."""
+        system = self._system_prompt()
+        return [{"role": "system", "content": system}, *self._tool_schemas()]
 
     @staticmethod
     def new_uuid() -> str:
@@ -227,7 +260,7 @@ class Agent:
     async def run_turn(self, prompt: str) -> ev.TurnFinished:
         """Run one user prompt to its :class:`~headwire.events.TurnFinished` (also published)."""
         started = time.monotonic()
-        stats = _Stats()
+        stats = self._stats = _Stats()
         turn = Turn()
         self.cancelled.clear()
         self.events(ev.TurnStarted(info=self.session_info()))
@@ -298,7 +331,7 @@ class Agent:
         Publishes the subagent's events (tagged with its ``parent``) but no turn start or end;
         errors propagate.
         """
-        stats = _Stats()
+        stats = self._stats = _Stats()
         self._prompt(prompt)
         text = ""
         while True:
@@ -399,8 +432,9 @@ class Agent:
         parent = self.parent
         model_name = self.model.name
         system = self._system_prompt()
-        messages = ([{"role": "system", "content": system}] if system else []) + self.conversation
-        request = ModelRequest(model=model_name, messages=messages, tools=self._tool_schemas())
+        tools = self._tool_schemas()
+        fixed = [{"role": "system", "content": system}, *tools]
+        await self.context.before_call(fixed, self.conversation)
         self.events(
             ev.ModelCallStarted(message_id=self.new_uuid(), model=model_name, parent=parent)
         )
@@ -412,7 +446,7 @@ class Agent:
         call_started = time.monotonic()
         stats.requests += 1
         try:
-            async for event in self.model.stream(request):
+            async for event in self._stream_fitting(system, tools, fixed):
                 if isinstance(event, TextDelta):
                     if event.text:
                         text_parts.append(event.text)
@@ -434,6 +468,7 @@ class Agent:
             stats.api_ms += int((time.monotonic() - call_started) * 1000)
         stats.usage = stats.usage + usage
         self.config.meter.add(str(getattr(self.model, "answered_by", model_name)), usage)
+        self.context.observe(usage, self._estimated, self.conversation)
         turn.stop_reason = "tool_use" if calls else (stop_reason or "end_turn")
         text = "".join(text_parts)
         turn.streaming = []
@@ -452,6 +487,37 @@ class Agent:
         self.conversation.append(assistant)
         self.events(ev.ModelCallFinished(usage=usage, message=assistant, parent=parent))
         return calls, text
+
+    async def _stream_fitting(
+        self, system: str, tools: list[dict[str, Any]], fixed: list[dict[str, Any]]
+    ) -> AsyncIterator[ModelEvent]:
+        """The model's stream for the conversation; when the provider says the request is too
+        long before answering, the conversation is compacted and the call made once more (a
+        second refusal is the call's error)."""
+        for attempt in (1, 2):
+            messages = ([{"role": "system", "content": system}] if system else []) + list(
+                self.conversation
+            )
+            request = ModelRequest(model=self.model.name, messages=messages, tools=tools)
+            self._estimated = self.context.estimate(fixed, self.conversation)
+            yielded = False
+            try:
+                async for event in self.model.stream(request):
+                    yielded = True
+                    yield event
+                return
+            except ModelError as exc:
+                if yielded or not self.context.overflowed(exc):
+                    raise
+                if attempt == 2 or not await self.context.compact(
+                    "auto", fixed, self.conversation, self._estimated
+                ):
+                    raise ModelError(
+                        "The conversation does not fit in the model's context window "
+                        f"({self.context.budget().window} tokens) even after compacting it: "
+                        f"{exc.message}",
+                        status=exc.status,
+                    ) from exc
 
     # -- tools ------------------------------------------------------------------------------
 

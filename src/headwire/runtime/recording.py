@@ -228,17 +228,21 @@ INTERRUPTED_CALL_MESSAGE = "Tool call interrupted: the session ended before it f
 
 
 def conversation_of(path: Path) -> list[dict[str, Any]]:
-    """The OpenAI-form conversation recorded in ``path`` (system prompts excluded).
+    """The OpenAI-form conversation recorded in ``path`` (system prompts excluded), from the
+    last ``compaction`` record's checkpoint on when there is one.
 
     A session killed mid-tool leaves an assistant message whose tool calls have no result;
     chat APIs reject such a history, so each missing result is supplied as
     :data:`INTERRUPTED_CALL_MESSAGE`.
     """
-    messages = [
-        r["message"]
-        for r in read_records(path)
-        if isinstance(r.get("message"), dict) and r.get("parent_tool_use_id") is None
-    ]
+    messages: list[dict[str, Any]] = []
+    for r in read_records(path):
+        if r.get("parent_tool_use_id") is not None:
+            continue
+        if r.get("type") == "compaction" and isinstance(r.get("checkpoint"), list):
+            messages = [m for m in r["checkpoint"] if isinstance(m, dict)]
+        elif isinstance(r.get("message"), dict):
+            messages.append(r["message"])
     return _answer_dangling_calls(messages)
 
 

@@ -364,6 +364,14 @@ class Settings:
     web_fetch_allow_private: bool = False
     context_file_names: tuple[str, ...] = DEFAULT_CONTEXT_FILE_NAMES
     env: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    context_window: int | None = None
+    """``model.generationConfig.contextWindowSize``: the model's window in tokens."""
+    auto_compact_threshold: float | None = None
+    """``context.autoCompactThreshold``: the fraction of the window that starts compaction."""
+    tool_results_chars_threshold: float | None = None
+    """``context.clearContextOnIdle.toolResultsTotalCharsThreshold`` (-1: never clear)."""
+    tool_results_keep: int | None = None
+    """``context.clearContextOnIdle.toolResultsNumToKeep``."""
 
     def layer(self, scope: Scope) -> SettingsLayer | None:
         """The layer of ``scope``, if there is one."""
@@ -443,6 +451,12 @@ def merge_layers(layers: tuple[SettingsLayer, ...]) -> Settings:
         web_fetch_allow_private=bool(top("tools.webFetch.allowPrivateNetwork")),
         context_file_names=tuple(n.strip() for n in names) if names else DEFAULT_CONTEXT_FILE_NAMES,
         env=MappingProxyType(env),
+        context_window=top("model.generationConfig.contextWindowSize"),
+        auto_compact_threshold=top("context.autoCompactThreshold"),
+        tool_results_chars_threshold=top(
+            "context.clearContextOnIdle.toolResultsTotalCharsThreshold"
+        ),
+        tool_results_keep=top("context.clearContextOnIdle.toolResultsNumToKeep"),
     )
 
 

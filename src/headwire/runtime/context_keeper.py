@@ -1,0 +1,198 @@
+"""One agent's context management: its window, its size estimate, and compacting its history.
+
+The window comes from, in order: ``model.generationConfig.contextWindowSize``, the model's entry
+in the price/model table, the server's model listing (asked once, the first time the estimate
+passes :data:`PROBE_TOKENS`; ``server_window`` on the provider) and the window a "too long"
+error states; else :data:`~headwire.runtime.compaction.DEFAULT_WINDOW`.
+
+Before each model call (:meth:`ContextKeeper.before_call`) the next request is estimated from
+the last call's real usage (prompt plus answer) plus the estimate of what was added since,
+scaled by how the last real count compared with its estimate; with no usable last call
+(the first call, after a compaction) the whole request is estimated: system prompt (context
+files included), tool schemas and messages.  Old tool results are first cleared down
+(``context.clearContextOnIdle``); a request still estimated over the trigger is compacted
+(:meth:`ContextKeeper.compact`): a summary call to the same model (no tools offered), then the
+new history of :func:`~headwire.runtime.compaction.compacted`.  A summary call that fails
+leaves a summary written from the transcript itself, so a compaction never fails for it.
+
+Events: :class:`~headwire.events.CompactionStarted`, then
+:class:`~headwire.events.CompactionFinished` (with the new history, for the recording).  The
+summary call's usage is counted in the turn and the meter.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from headwire import events as ev
+from headwire.runtime import compaction as cp
+from headwire.runtime.models.base import Finished, Model, ModelError, ModelRequest, TextDelta
+
+PROBE_TOKENS = 6_000
+"""The estimate past which the server is asked for its window (once)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ContextSettings:
+    """The settings of context management (``AgentConfig.context``)."""
+
+    window: int | None = None
+    """``model.generationConfig.contextWindowSize``."""
+    threshold: float = cp.DEFAULT_THRESHOLD
+    """``context.autoCompactThreshold``."""
+    clear_chars: float = 500_000
+    """``context.clearContextOnIdle.toolResultsTotalCharsThreshold`` (-1: never)."""
+    clear_keep: int = 5
+    """``context.clearContextOnIdle.toolResultsNumToKeep``."""
+
+
+class ContextKeeper:
+    """The context state of one agent (see the module docstring)."""
+
+    def __init__(
+        self,
+        settings: ContextSettings,
+        model: Model,
+        publish: ev.EventSink,
+        parent: str | None,
+        count_usage: Callable[[ev.Usage], None],
+        table_window: int | None = None,
+    ) -> None:
+        self.settings = settings
+        self.model = model
+        self.publish = publish
+        self.parent = parent
+        self.count_usage = count_usage
+        self.window = settings.window or table_window
+        self.source = "settings" if settings.window else "table" if table_window else None
+        self._probed = self.window is not None
+        self._base: tuple[int, int] | None = None
+        """``(real tokens of the last call, conversation length after it)``."""
+        self._ratio = 1.0
+        self.compactions = 0
+
+    def budget(self) -> cp.Budget:
+        """The limits in force now."""
+        return cp.Budget(self.window or cp.DEFAULT_WINDOW, self.settings.threshold)
+
+    def estimate(self, fixed: list[dict[str, Any]], conversation: list[dict[str, Any]]) -> int:
+        """The next request's tokens (``fixed``: the system message and tool schemas)."""
+        if self._base is not None and self._base[1] <= len(conversation):
+            tokens, length = self._base
+            added = sum(cp.estimate_tokens(m) for m in conversation[length:])
+            return tokens + int(added * self._ratio)
+        return cp.estimate_tokens(fixed) + sum(cp.estimate_tokens(m) for m in conversation)
+
+    def observe(self, usage: ev.Usage, estimated: int, conversation: list[dict[str, Any]]) -> None:
+        """After a call: its real usage (``estimated``: what the request was estimated at)."""
+        if usage.input_tokens <= 0:
+            self._base = None
+            return
+        if estimated > 0:
+            self._ratio = min(4.0, max(0.25, usage.input_tokens / estimated))
+        self._base = (usage.input_tokens + usage.output_tokens, len(conversation))
+
+    async def _probe(self) -> None:
+        self._probed = True
+        ask = getattr(self.model, "server_window", None)
+        if ask is None:
+            return
+        try:
+            window = await ask()
+        except Exception:  # a listing that fails tells nothing; the 400 still would
+            return
+        if isinstance(window, int) and window > 0 and self.window is None:
+            self.window, self.source = window, "server"
+
+    def overflowed(self, error: ModelError) -> bool:
+        """Whether ``error`` says the request was too long (then the window it states, if it
+        is smaller, is the window from now on)."""
+        if not cp.is_context_overflow(error.message):
+            return False
+        stated = cp.window_in_error(error.message)
+        if stated is not None and (self.window is None or stated < self.window):
+            self.window, self.source = stated, "error"
+        return True
+
+    async def before_call(
+        self, fixed: list[dict[str, Any]], conversation: list[dict[str, Any]]
+    ) -> None:
+        """Clear old tool results, then compact when the next request would pass the trigger."""
+        if cp.clear_old_tool_results(
+            conversation, self.settings.clear_chars, self.settings.clear_keep
+        ):
+            self._base = None
+        estimate = self.estimate(fixed, conversation)
+        if not self._probed and estimate > PROBE_TOKENS:
+            await self._probe()
+        if estimate > self.budget().trigger:
+            await self.compact("auto", fixed, conversation, estimate)
+
+    async def compact(
+        self,
+        trigger: ev.CompactionTrigger,
+        fixed: list[dict[str, Any]],
+        conversation: list[dict[str, Any]],
+        pre_tokens: int | None = None,
+    ) -> bool:
+        """Compact ``conversation`` in place; ``False`` when there is nothing to summarize."""
+        pre = self.estimate(fixed, conversation) if pre_tokens is None else pre_tokens
+        budget = self.budget()
+        room = budget.target - cp.estimate_tokens(fixed)
+        plan = cp.plan_compaction(conversation, max(room, budget.target // 4))
+        if plan is None:
+            return False
+        started = time.monotonic()
+        self.publish(ev.CompactionStarted(trigger=trigger, pre_tokens=pre, parent=self.parent))
+        max_chars = max(4_000, (budget.window - cp.SUMMARY_RESERVE * 2) * cp.BYTES_PER_TOKEN // 2)
+        transcript = cp.summary_transcript(conversation, plan, max_chars)
+        summary, usage = await self._summarize(transcript)
+        conversation[:] = cp.compacted(conversation, plan, summary)
+        self._base = None
+        self.compactions += 1
+        post = cp.estimate_tokens(fixed) + sum(cp.estimate_tokens(m) for m in conversation)
+        self.publish(
+            ev.CompactionFinished(
+                trigger=trigger,
+                pre_tokens=pre,
+                post_tokens=post,
+                duration_ms=int((time.monotonic() - started) * 1000),
+                usage=usage,
+                messages=tuple(conversation),
+                parent=self.parent,
+            )
+        )
+        return True
+
+    async def _summarize(self, transcript: str) -> tuple[str, ev.Usage]:
+        request = ModelRequest(
+            model=self.model.name,
+            messages=[
+                {"role": "system", "content": cp.SUMMARY_SYSTEM},
+                {"role": "user", "content": f"{transcript}\n\n---\n\n{cp.SUMMARY_REQUEST}"},
+            ],
+            tools=[],
+        )
+        parts: list[str] = []
+        usage = ev.Usage()
+        try:
+            async for event in self.model.stream(request):
+                if isinstance(event, TextDelta):
+                    parts.append(event.text)
+                elif isinstance(event, Finished):
+                    usage = event.usage or ev.Usage()
+        except ModelError as exc:
+            parts = [f"(The summary call failed: {exc.message}) Transcript excerpt:\n", transcript]
+        self.count_usage(usage)
+        text = "".join(parts).strip()
+        if not text:
+            text = "Transcript excerpt:\n" + transcript
+        if len(text) > cp.SUMMARY_MAX_CHARS:
+            text = text[-(cp.SUMMARY_MAX_CHARS - 3) :]
+        return text, usage
+
+
+__all__ = ["PROBE_TOKENS", "ContextKeeper", "ContextSettings"]
