@@ -241,6 +241,10 @@ SAMPLE_VALUES: dict[str, Any] = {
     "tools.listDirectory.enabled": True,
     "tools.webFetch.allowPrivateNetwork": True,
     "context.fileName": "RULES.md",
+    "context.autoCompactThreshold": 0.5,
+    "context.clearContextOnIdle.toolResultsNumToKeep": 3,
+    "context.clearContextOnIdle.toolResultsTotalCharsThreshold": 1000,
+    "model.generationConfig.contextWindowSize": 32000,
     "env": {"K": "v"},
     "mcpServers": {"s": {"command": "c"}},
 }
