@@ -81,7 +81,7 @@ def test_full_size_task_finishes_within_the_window(tmp_path: Path) -> None:
         boundaries = [m for m in messages if m.get("subtype") == "compact_boundary"]
         assert len(boundaries) >= 3
         last = fake.requests[-1]
-        assert any(PROMPT == m.get("content") for m in last["messages"])
+        assert any(m.get("content") == PROMPT for m in last["messages"])
     # the summary calls are billed: the result's usage counts every request the server answered
     result = messages[-1]
     answered = [e for e in posts if not e["over_window"]]
