@@ -175,3 +175,47 @@ def test_a_request_that_cannot_fit_is_a_clear_error_result(tmp_path: Path) -> No
         result = _messages(proc.stdout)[-1]
         assert result["type"] == "result" and result["is_error"]
         assert "does not fit in the model's context window" in result["error"]["message"]
+
+
+def test_compact_control_request(tmp_path: Path) -> None:
+    """A ``compact`` control request compacts between turns (trigger ``manual``), is answered
+    with the sizes, and the next turn's request carries the requests and the summary."""
+
+    def line(message: dict[str, Any]) -> bytes:
+        return json.dumps(message).encode() + b"\n"
+
+    def control(request_id: str, subtype: str) -> bytes:
+        return line(
+            {"type": "control_request", "request_id": request_id, "request": {"subtype": subtype}}
+        )
+
+    def user(text: str) -> bytes:
+        message = {"role": "user", "content": text}
+        return line(
+            {"type": "user", "session_id": "", "message": message, "parent_tool_use_id": None}
+        )
+
+    with FakeOpenAI(window=100_000, long_task=LongTask(steps=4, output_bytes=2_000)) as fake:
+        stdin = (
+            control("r1", "initialize")
+            + user(PROMPT)
+            + control("r2", "compact")
+            + user("And now? [after-compact]")
+        )
+        proc = _run(fake, tmp_path, "--input-format", "stream-json", stdin=stdin)
+        assert proc.returncode == 0, proc.stderr
+        messages = _messages(proc.stdout)
+        answer = next(
+            m
+            for m in messages
+            if m["type"] == "control_response" and m["response"]["request_id"] == "r2"
+        )
+        body = answer["response"]["response"]
+        assert body["compacted"] and body["post_tokens"] < body["pre_tokens"]
+        boundary = next(m for m in messages if m.get("subtype") == "compact_boundary")
+        assert boundary["compact_metadata"]["trigger"] == "manual"
+        last = fake.requests[-1]["messages"]
+        contents = [m.get("content") for m in last]
+        assert PROMPT in contents and "And now? [after-compact]" in contents
+        assert any(str(c).startswith("[headwire: summary") for c in contents)
+        assert sum(1 for m in last if m["role"] == "tool") == 0

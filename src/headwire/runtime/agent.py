@@ -225,9 +225,9 @@ class Agent:
     async def compact(self) -> bool:
         """Compact the conversation now (``/compact``, a control request); ``False`` when
         there is nothing to summarize."""
-        return await self.context.compact("manual", self._fixed(), self.conversation)
+        return await self.context.compact("manual", self.fixed_request_parts(), self.conversation)
 
-    def _fixed(self) -> list[dict[str, Any]]:
+    def fixed_request_parts(self) -> list[dict[str, Any]]:
         """What every request carries besides the conversation: system prompt, tool schemas."""
         system = self._system_prompt()
         return [{"role": "system", "content": system}, *self._tool_schemas()]

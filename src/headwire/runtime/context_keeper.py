@@ -138,11 +138,15 @@ class ContextKeeper:
         conversation: list[dict[str, Any]],
         pre_tokens: int | None = None,
     ) -> bool:
-        """Compact ``conversation`` in place; ``False`` when there is nothing to summarize."""
+        """Compact ``conversation`` in place; ``False`` when there is nothing to summarize.
+        A ``manual`` compaction summarizes everything but the user's requests and the last
+        step; an ``auto`` one keeps the recent steps that fit in the target."""
         pre = self.estimate(fixed, conversation) if pre_tokens is None else pre_tokens
         budget = self.budget()
         room = budget.target - cp.estimate_tokens(fixed)
-        plan = cp.plan_compaction(conversation, max(room, budget.target // 4))
+        # manual: asked for, so everything but the requests and the last step is summarized
+        room = 0 if trigger == "manual" else max(room, budget.target // 4)
+        plan = cp.plan_compaction(conversation, room)
         if plan is None:
             return False
         started = time.monotonic()
