@@ -10,8 +10,11 @@ outputs) to stay fast.
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from tests.e2e.helpers import recordings, run_cli
 from tests.fakes.fake_openai import FakeOpenAI
@@ -219,3 +222,83 @@ def test_compact_control_request(tmp_path: Path) -> None:
         assert PROMPT in contents and "And now? [after-compact]" in contents
         assert any(str(c).startswith("[headwire: summary") for c in contents)
         assert sum(1 for m in last if m["role"] == "tool") == 0
+
+
+def test_acp_shows_compactions_live_and_replayed(tmp_path: Path) -> None:
+    """ACP: each compaction is an ``agent_thought_chunk`` with ``_meta.headwire.compaction``;
+    ``session/load`` replays it like the live one and the next prompt continues from the
+    checkpoint (its first request is within the window)."""
+    import asyncio
+
+    acp = pytest.importorskip("acp")
+    from tests.e2e.helpers import env_for
+
+    class Client:
+        def __init__(self) -> None:
+            self.raw: list[dict[str, Any]] = []
+
+        async def request_permission(self, *args: Any, **kwargs: Any) -> Any:
+            raise AssertionError("--yolo asks nothing")
+
+        async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+            return None
+
+        def observe(self, event: Any) -> None:
+            message = event.message
+            if event.direction.value == "incoming" and message.get("method") == "session/update":
+                self.raw.append(message["params"]["update"])
+
+        def on_connect(self, conn: Any) -> None:
+            return None
+
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "home").mkdir()
+    settings = _window_settings(8_000)
+
+    def spawn(client: Client, fake: FakeOpenAI) -> Any:
+        env = env_for(tmp_path / "home", OPENAI_BASE_URL=fake.base_url, OPENAI_API_KEY="sk-test")
+        return acp.spawn_agent_process(
+            client,
+            sys.executable,
+            "-m",
+            "headwire",
+            "--acp",
+            *FLAGS[:-2],
+            "--settings",
+            settings,
+            env=env,
+            cwd=str(tmp_path / "proj"),
+            observers=[client.observe],
+        )
+
+    async def live(fake: FakeOpenAI) -> tuple[str, list[dict[str, Any]]]:
+        client = Client()
+        async with spawn(client, fake) as (conn, _proc):
+            await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
+            sid = (await conn.new_session(cwd=str(tmp_path / "proj"), mcp_servers=[])).session_id
+            answer = await conn.prompt(session_id=sid, prompt=[acp.text_block(PROMPT)])
+            assert answer.stop_reason == "end_turn"
+        return sid, client.raw
+
+    async def load(fake: FakeOpenAI, sid: str) -> list[dict[str, Any]]:
+        client = Client()
+        async with spawn(client, fake) as (conn, _proc):
+            await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
+            await conn.load_session(cwd=str(tmp_path / "proj"), session_id=sid, mcp_servers=[])
+            replayed = list(client.raw)
+            await conn.prompt(session_id=sid, prompt=[acp.text_block("Again.")])
+        return replayed
+
+    with FakeOpenAI(window=8_000, long_task=LongTask(steps=20, output_bytes=2_000)) as fake:
+        sid, updates = asyncio.run(live(fake))
+        assert not any(e["over_window"] for e in _posts(fake))
+    compactions = [u for u in updates if "headwire" in (u.get("_meta") or {})]
+    assert compactions and all(u["sessionUpdate"] == "agent_thought_chunk" for u in compactions)
+    meta = compactions[0]["_meta"]["headwire"]["compaction"]
+    assert meta["trigger"] == "auto" and meta["post_tokens"] < meta["pre_tokens"]
+    with FakeOpenAI(window=8_000, long_task=LongTask(steps=2, output_bytes=2_000)) as fake:
+        replayed = asyncio.run(load(fake, sid))
+        first = _posts(fake)[0]
+        assert not first["over_window"] and first["tokens"] < 0.85 * 8_000
+    replayed_compactions = [u for u in replayed if "headwire" in (u.get("_meta") or {})]
+    assert replayed_compactions == compactions
