@@ -162,6 +162,10 @@ def test_resume_continues_from_the_checkpoint(tmp_path: Path) -> None:
     assert any(r["type"] == "compaction" for r in records)
     calls = [r for r in records if r["type"] == "tool_result"]
     assert len(calls) == 12 + 5  # nothing recorded before the checkpoint is lost
+    shown = run_cli(["sessions", "export", session, "--format", "md"], tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.count(b"step 1 of the long task") >= 1  # from before the checkpoint
+    assert shown.stdout.count(b"run_shell_command") >= 12 + 5
     with FakeOpenAI(window=8_000, long_task=LongTask(steps=0)) as fake:
         proc = _run(fake, tmp_path, "--settings", settings, "--resume", session, "-p", "Done?")
         assert proc.returncode == 0, proc.stderr
