@@ -306,3 +306,28 @@ def test_acp_shows_compactions_live_and_replayed(tmp_path: Path) -> None:
         assert not first["over_window"] and first["tokens"] < 0.85 * 8_000
     replayed_compactions = [u for u in replayed if "headwire" in (u.get("_meta") or {})]
     assert replayed_compactions == compactions
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "gemini"])
+@pytest.mark.parametrize("known", [True, False], ids=["window-known", "window-unknown"])
+def test_other_providers_finish_within_the_window(
+    tmp_path: Path, provider: str, known: bool
+) -> None:
+    """The Anthropic and Gemini fakes: the same task finishes; with the window known no
+    request passes it, unknown only the first refusal (their own "too long" 400) does."""
+    from tests.e2e.providers import PROVIDERS
+
+    p = PROVIDERS[provider]
+    fake = p.fake(window=8_000, long_task=LongTask(steps=20, output_bytes=2_000))
+    settings = ["--settings", _window_settings(8_000)] if known else []
+    with fake:
+        proc = run_cli(
+            [*p.flags(), "--yolo", "-o", "stream-json", *settings, "-p", PROMPT],
+            tmp_path,
+            timeout=120,
+            **p.env(fake),
+        )
+        assert proc.returncode == 0, proc.stderr
+        _check_run(fake, _messages(proc.stdout), steps=20)
+        rejected = [e for e in _posts(fake) if e["over_window"]]
+        assert len(rejected) == (0 if known else 1)

@@ -468,7 +468,6 @@ class Agent:
             stats.api_ms += int((time.monotonic() - call_started) * 1000)
         stats.usage = stats.usage + usage
         self.config.meter.add(str(getattr(self.model, "answered_by", model_name)), usage)
-        self.context.observe(usage, self._estimated, self.conversation)
         turn.stop_reason = "tool_use" if calls else (stop_reason or "end_turn")
         text = "".join(text_parts)
         turn.streaming = []
@@ -485,6 +484,7 @@ class Agent:
                 for c in calls
             ]
         self.conversation.append(assistant)
+        self.context.observe(usage, self._estimated, self.conversation)
         self.events(ev.ModelCallFinished(usage=usage, message=assistant, parent=parent))
         return calls, text
 
