@@ -50,7 +50,11 @@ def _check_run(fake: FakeOpenAI, messages: list[dict[str, Any]], *, steps: int) 
     results = [m for m in messages if m["type"] == "result"]
     assert results and results[-1]["subtype"] == "success", results
     assert results[-1]["result"] == f"All {steps} steps done."
-    system = [m for m in messages if m["type"] == "system" and m["subtype"] != "init"]
+    system = [
+        m
+        for m in messages
+        if m["type"] == "system" and m["subtype"] in ("status", "compact_boundary")
+    ]
     for started, ended in zip(system[::2], system[1::2], strict=True):
         assert started["subtype"] == "status" and started["status"] == "compacting"
         assert ended["subtype"] == "compact_boundary"
@@ -331,3 +335,18 @@ def test_other_providers_finish_within_the_window(
         _check_run(fake, _messages(proc.stdout), steps=20)
         rejected = [e for e in _posts(fake) if e["over_window"]]
         assert len(rejected) == (0 if known else 1)
+
+
+def test_a_subagent_manages_its_own_context(tmp_path: Path) -> None:
+    """A subagent running the long task compacts its own conversation: its compaction
+    messages carry the ``agent`` call's id, and no request passes the window."""
+    task = LongTask(steps=20, output_bytes=2_000, delegate=True)
+    with FakeOpenAI(window=8_000, long_task=task) as fake:
+        proc = _run(fake, tmp_path, "--settings", _window_settings(8_000), "-p", PROMPT)
+        assert proc.returncode == 0, proc.stderr
+        messages = _messages(proc.stdout)
+        _check_run(fake, messages, steps=20)
+        assert not any(e["over_window"] for e in _posts(fake))
+    boundaries = [m for m in messages if m.get("subtype") == "compact_boundary"]
+    assert boundaries
+    assert all(m["parent_tool_use_id"] == "call_delegate" for m in boundaries)

@@ -68,6 +68,8 @@ class LongTask:
     steps: int = 30
     output_bytes: int = 20_000
     tool: str = "run_shell_command"
+    delegate: bool = False
+    """The first answer is an ``agent`` call: a subagent then runs the steps."""
     issued: int = 0
     summaries: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -99,6 +101,14 @@ class LongTask:
                         "output. Continue with the next step."
                     )
                 }
+            if self.delegate:
+                self.delegate = False
+                args = {
+                    "description": "run the long task",
+                    "prompt": "Run the long task: call the tool as asked until it is finished.",
+                    "subagent_type": "general-purpose",
+                }
+                return {"tool": "agent", "args": args, "id": "call_delegate"}
             if self.issued < self.steps:
                 self.issued += 1
                 return {
