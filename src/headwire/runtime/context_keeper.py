@@ -189,14 +189,21 @@ class ContextKeeper:
                 elif isinstance(event, Finished):
                     usage = event.usage or ev.Usage()
         except ModelError as exc:
-            parts = [f"(The summary call failed: {exc.message}) Transcript excerpt:\n", transcript]
+            self.count_usage(usage)  # a request made, whatever it cost
+            return _excerpt(f"(The summary call failed: {exc.message[:300]})", transcript), usage
         self.count_usage(usage)
         text = "".join(parts).strip()
         if not text:
-            text = "Transcript excerpt:\n" + transcript
-        if len(text) > cp.SUMMARY_MAX_CHARS:
-            text = text[-(cp.SUMMARY_MAX_CHARS - 3) :]
-        return text, usage
+            return _excerpt("(The summary call answered nothing.)", transcript), usage
+        return text[: cp.SUMMARY_MAX_CHARS], usage
+
+
+def _excerpt(note: str, transcript: str) -> str:
+    """A summary made without the model: ``note``, then the end of the transcript (its most
+    recent steps) within :data:`~headwire.runtime.compaction.SUMMARY_MAX_CHARS`."""
+    head = f"{note} The most recent part of the transcript:\n"
+    room = max(0, cp.SUMMARY_MAX_CHARS - len(head))
+    return head + transcript[-room:] if room else head
 
 
 __all__ = ["PROBE_TOKENS", "ContextKeeper", "ContextSettings"]

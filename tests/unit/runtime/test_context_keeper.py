@@ -1,0 +1,98 @@
+"""One agent's context keeping (:mod:`headwire.runtime.context_keeper`), with an in-process
+model that answers the summary call (or fails it)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+from headwire import events as ev
+from headwire.runtime import compaction as cp
+from headwire.runtime.context_keeper import ContextKeeper, ContextSettings
+from headwire.runtime.models.base import Finished, ModelError, ModelEvent, ModelRequest, TextDelta
+
+
+class SummaryModel:
+    """Answers every call with a fixed summary, or fails it with ``error``."""
+
+    name = "fake-model"
+
+    def __init__(self, error: str | None = None, window: int | None = None) -> None:
+        self.error = error
+        self.window = window
+        self.requests: list[ModelRequest] = []
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        self.requests.append(request)
+        if self.error is not None:
+            raise ModelError(self.error, status=500)
+        yield TextDelta("the summary")
+        yield Finished(ev.Usage(input_tokens=100, output_tokens=10))
+
+    async def server_window(self) -> int | None:
+        return self.window
+
+
+def _conversation(steps: int, size: int = 4_000) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = [{"role": "user", "content": "the task"}]
+    for n in range(steps):
+        call = {"id": f"c{n}", "type": "function", "function": {"name": "sh", "arguments": "{}"}}
+        out.append({"role": "assistant", "content": None, "tool_calls": [call]})
+        out.append({"role": "tool", "tool_call_id": f"c{n}", "content": "z" * size})
+    return out
+
+
+def _keeper(model: SummaryModel, window: int | None = 8_000) -> tuple[ContextKeeper, list[Any]]:
+    published: list[Any] = []
+    counted: list[ev.Usage] = []
+    keeper = ContextKeeper(
+        ContextSettings(window=window), model, published.append, None, counted.append
+    )
+    return keeper, published
+
+
+def test_a_proactive_compaction_publishes_start_and_end_and_shrinks_the_request() -> None:
+    model = SummaryModel()
+    keeper, published = _keeper(model)
+    conversation = _conversation(8)
+    fixed = [{"role": "system", "content": "sys"}]
+    before = keeper.estimate(fixed, conversation)
+    assert before > keeper.budget().trigger
+    asyncio.run(keeper.before_call(fixed, conversation))
+    started, finished = published
+    assert isinstance(started, ev.CompactionStarted) and started.pre_tokens == before
+    assert isinstance(finished, ev.CompactionFinished) and finished.post_tokens < before
+    assert finished.messages == tuple(conversation)
+    assert conversation[0] == {"role": "user", "content": "the task"}
+    assert cp.is_summary(conversation[1]) and "the summary" in conversation[1]["content"]
+    assert conversation[-1]["role"] == "tool"  # the pending result stays
+    assert model.requests[0].tools == []  # the summary call offers no tools
+
+
+def test_a_failed_summary_call_still_compacts() -> None:
+    """Invariant (module docstring): a compaction never fails because of the summary call."""
+    keeper, _ = _keeper(SummaryModel(error="boom"))
+    conversation = _conversation(8)
+    assert asyncio.run(keeper.compact("auto", [], conversation))
+    assert "(The summary call failed: boom)" in conversation[1]["content"]
+
+
+def test_the_estimate_follows_the_last_real_usage() -> None:
+    keeper, _ = _keeper(SummaryModel())
+    conversation = _conversation(1, size=100)
+    keeper.observe(ev.Usage(input_tokens=1_000, output_tokens=50), 500, conversation)
+    added = {"role": "tool", "tool_call_id": "x", "content": "q" * 400}
+    conversation.append(added)
+    assert keeper.estimate([], conversation) == 1_050 + 2 * cp.estimate_tokens(added)
+
+
+def test_the_window_comes_from_the_server_then_from_a_refusal() -> None:
+    model = SummaryModel(window=20_000)
+    keeper, _ = _keeper(model, window=None)
+    asyncio.run(keeper.before_call([], _conversation(2, size=30_000)))
+    assert (keeper.window, keeper.source) == (20_000, "server")
+    refusal = ModelError("This model's maximum context length is 16000 tokens.", status=400)
+    assert keeper.overflowed(refusal)
+    assert (keeper.window, keeper.source) == (16_000, "error")
+    assert not keeper.overflowed(ModelError("rate limited", status=429))
