@@ -146,6 +146,11 @@ def context_settings(settings: Settings) -> ContextSettings:
         threshold=settings.auto_compact_threshold or default.threshold,
         clear_chars=default.clear_chars if chars is None else chars,
         clear_keep=max(1, settings.tool_results_keep or default.clear_keep),
+        idle_minutes=(
+            default.idle_minutes
+            if settings.tool_results_idle_minutes is None
+            else settings.tool_results_idle_minutes
+        ),
     )
 
 

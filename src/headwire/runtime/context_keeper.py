@@ -10,7 +10,8 @@ the last call's real usage (prompt plus answer) plus the estimate of what was ad
 scaled by how the last real count compared with its estimate; with no usable last call
 (the first call, after a compaction) the whole request is estimated: system prompt (context
 files included), tool schemas and messages.  Old tool results are first cleared down
-(``context.clearContextOnIdle``); a request still estimated over the trigger is compacted
+(``context.clearContextOnIdle``: past a total size, or after an idle time, when the provider's
+prompt cache has expired anyway); a request still estimated over the trigger is compacted
 (:meth:`ContextKeeper.compact`): a summary call to the same model (no tools offered), then the
 new history of :func:`~headwire.runtime.compaction.compacted`.  A summary call that fails
 leaves a summary written from the transcript itself, so a compaction never fails for it.
@@ -47,6 +48,9 @@ class ContextSettings:
     """``context.clearContextOnIdle.toolResultsTotalCharsThreshold`` (-1: never)."""
     clear_keep: int = 5
     """``context.clearContextOnIdle.toolResultsNumToKeep``."""
+    idle_minutes: float = 60
+    """``context.clearContextOnIdle.toolResultsThresholdMinutes``: after this long without a
+    model call, old tool results are cleared (all but ``clear_keep``); -1: never."""
 
 
 class ContextKeeper:
@@ -60,6 +64,7 @@ class ContextKeeper:
         parent: str | None,
         count_usage: Callable[[ev.Usage], None],
         table_window: int | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.settings = settings
         self.model = model
@@ -69,6 +74,9 @@ class ContextKeeper:
         self.window = settings.window or table_window
         self.source = "settings" if settings.window else "table" if table_window else None
         self._probed = self.window is not None
+        self._clock = clock
+        self._last_call: float | None = None
+        """When the last model call finished (for the idle clearing)."""
         self._base: tuple[int, int] | None = None
         """``(real tokens of the last call, conversation length after it)``."""
         self._ratio = 1.0
@@ -88,6 +96,7 @@ class ContextKeeper:
 
     def observe(self, usage: ev.Usage, estimated: int, conversation: list[dict[str, Any]]) -> None:
         """After a call: its real usage (``estimated``: what the request was estimated at)."""
+        self._last_call = self._clock()
         if usage.input_tokens <= 0:
             self._base = None
             return
@@ -121,9 +130,14 @@ class ContextKeeper:
         self, fixed: list[dict[str, Any]], conversation: list[dict[str, Any]]
     ) -> None:
         """Clear old tool results, then compact when the next request would pass the trigger."""
-        if cp.clear_old_tool_results(
-            conversation, self.settings.clear_chars, self.settings.clear_keep
-        ):
+        settings = self.settings
+        idle = (
+            settings.idle_minutes >= 0
+            and self._last_call is not None
+            and self._clock() - self._last_call >= settings.idle_minutes * 60
+        )
+        threshold = 0 if idle else settings.clear_chars
+        if cp.clear_old_tool_results(conversation, threshold, settings.clear_keep):
             self._base = None
         estimate = self.estimate(fixed, conversation)
         if not self._probed and estimate > PROBE_TOKENS:

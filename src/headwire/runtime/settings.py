@@ -372,6 +372,8 @@ class Settings:
     """``context.clearContextOnIdle.toolResultsTotalCharsThreshold`` (-1: never clear)."""
     tool_results_keep: int | None = None
     """``context.clearContextOnIdle.toolResultsNumToKeep``."""
+    tool_results_idle_minutes: float | None = None
+    """``context.clearContextOnIdle.toolResultsThresholdMinutes`` (-1: never)."""
 
     def layer(self, scope: Scope) -> SettingsLayer | None:
         """The layer of ``scope``, if there is one."""
@@ -457,6 +459,7 @@ def merge_layers(layers: tuple[SettingsLayer, ...]) -> Settings:
             "context.clearContextOnIdle.toolResultsTotalCharsThreshold"
         ),
         tool_results_keep=top("context.clearContextOnIdle.toolResultsNumToKeep"),
+        tool_results_idle_minutes=top("context.clearContextOnIdle.toolResultsThresholdMinutes"),
     )
 
 

@@ -96,3 +96,20 @@ def test_the_window_comes_from_the_server_then_from_a_refusal() -> None:
     assert keeper.overflowed(refusal)
     assert (keeper.window, keeper.source) == (16_000, "error")
     assert not keeper.overflowed(ModelError("rate limited", status=429))
+
+
+def test_old_tool_results_are_cleared_after_the_idle_time() -> None:
+    now = [0.0]
+    settings = ContextSettings(window=1_000_000, clear_keep=2, idle_minutes=60)
+    keeper = ContextKeeper(
+        settings, SummaryModel(), [].append, None, [].append, clock=lambda: now[0]
+    )
+    conversation = _conversation(5, size=100)
+    keeper.observe(ev.Usage(input_tokens=10), 10, conversation)
+    now[0] = 59 * 60.0
+    asyncio.run(keeper.before_call([], conversation))
+    assert all(m["content"] != cp.CLEARED_TOOL_RESULT for m in conversation)
+    now[0] = 60 * 60.0
+    asyncio.run(keeper.before_call([], conversation))
+    results = [m["content"] for m in conversation if m["role"] == "tool"]
+    assert results == [cp.CLEARED_TOOL_RESULT] * 3 + ["z" * 100] * 2

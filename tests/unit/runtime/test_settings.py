@@ -243,6 +243,7 @@ SAMPLE_VALUES: dict[str, Any] = {
     "context.fileName": "RULES.md",
     "context.autoCompactThreshold": 0.5,
     "context.clearContextOnIdle.toolResultsNumToKeep": 3,
+    "context.clearContextOnIdle.toolResultsThresholdMinutes": 5,
     "context.clearContextOnIdle.toolResultsTotalCharsThreshold": 1000,
     "model.generationConfig.contextWindowSize": 32000,
     "env": {"K": "v"},
