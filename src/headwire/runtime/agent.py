@@ -203,7 +203,7 @@ class Agent:
         self.cancelled = cancelled if cancelled is not None else asyncio.Event()
         """Set while a turn is being stopped; running tools watch it."""
         self._estimated = 0
-        """The estimate of the request being made (compared with its real usage after)."""
+        """The byte estimate of the request being made (compared with its real usage after)."""
         self._stats = _Stats()
         """The running turn's counts (the summary calls of a compaction count there too)."""
         price = config.meter.price(model.name)
@@ -499,7 +499,7 @@ class Agent:
                 self.conversation
             )
             request = ModelRequest(model=self.model.name, messages=messages, tools=tools)
-            self._estimated = self.context.estimate(fixed, self.conversation)
+            self._estimated = self.context.raw_estimate(fixed, self.conversation)
             yielded = False
             try:
                 async for event in self.model.stream(request):
@@ -510,7 +510,10 @@ class Agent:
                 if yielded or not self.context.overflowed(exc):
                     raise
                 if attempt == 2 or not await self.context.compact(
-                    "auto", fixed, self.conversation, self._estimated
+                    "auto",
+                    fixed,
+                    self.conversation,
+                    self.context.estimate(fixed, self.conversation),
                 ):
                     raise ModelError(
                         "The conversation does not fit in the model's context window "

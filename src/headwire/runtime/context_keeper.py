@@ -86,16 +86,23 @@ class ContextKeeper:
         """The limits in force now."""
         return cp.Budget(self.window or cp.DEFAULT_WINDOW, self.settings.threshold)
 
+    @staticmethod
+    def raw_estimate(fixed: list[dict[str, Any]], conversation: list[dict[str, Any]]) -> int:
+        """The byte-based estimate of a whole request (no calibration)."""
+        return cp.estimate_tokens(fixed) + sum(cp.estimate_tokens(m) for m in conversation)
+
     def estimate(self, fixed: list[dict[str, Any]], conversation: list[dict[str, Any]]) -> int:
-        """The next request's tokens (``fixed``: the system message and tool schemas)."""
+        """The next request's tokens (``fixed``: the system message and tool schemas): the last
+        call's real count plus what was added since, else the whole request; byte estimates
+        scaled by the last real count over its byte estimate."""
         if self._base is not None and self._base[1] <= len(conversation):
             tokens, length = self._base
             added = sum(cp.estimate_tokens(m) for m in conversation[length:])
             return tokens + int(added * self._ratio)
-        return cp.estimate_tokens(fixed) + sum(cp.estimate_tokens(m) for m in conversation)
+        return int(self.raw_estimate(fixed, conversation) * self._ratio)
 
     def observe(self, usage: ev.Usage, estimated: int, conversation: list[dict[str, Any]]) -> None:
-        """After a call: its real usage (``estimated``: what the request was estimated at)."""
+        """After a call: its real usage (``estimated``: the request's :meth:`raw_estimate`)."""
         self._last_call = self._clock()
         if usage.input_tokens <= 0:
             self._base = None
@@ -171,7 +178,7 @@ class ContextKeeper:
         conversation[:] = cp.compacted(conversation, plan, summary)
         self._base = None
         self.compactions += 1
-        post = cp.estimate_tokens(fixed) + sum(cp.estimate_tokens(m) for m in conversation)
+        post = self.estimate(fixed, conversation)
         self.publish(
             ev.CompactionFinished(
                 trigger=trigger,

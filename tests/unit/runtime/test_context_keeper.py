@@ -85,6 +85,10 @@ def test_the_estimate_follows_the_last_real_usage() -> None:
     added = {"role": "tool", "tool_call_id": "x", "content": "q" * 400}
     conversation.append(added)
     assert keeper.estimate([], conversation) == 1_050 + 2 * cp.estimate_tokens(added)
+    # with no usable last call (after a compaction) the whole request is estimated, calibrated
+    longer = _conversation(3, size=100)
+    assert asyncio.run(keeper.compact("manual", [], longer))
+    assert keeper.estimate([], longer) == int(keeper.raw_estimate([], longer) * 2)
 
 
 def test_the_window_comes_from_the_server_then_from_a_refusal() -> None:
