@@ -325,12 +325,8 @@ def test_other_providers_finish_within_the_window(
     fake = p.fake(window=8_000, long_task=LongTask(steps=20, output_bytes=2_000))
     settings = ["--settings", _window_settings(8_000)] if known else []
     with fake:
-        proc = run_cli(
-            [*p.flags(), "--yolo", "-o", "stream-json", *settings, "-p", PROMPT],
-            tmp_path,
-            timeout=120,
-            **p.env(fake),
-        )
+        args = [*p.flags(), "--yolo", "-o", "stream-json", *settings, "-p", PROMPT]
+        proc = run_cli(args, tmp_path, timeout=120, **p.env(fake))  # type: ignore[arg-type]
         assert proc.returncode == 0, proc.stderr
         _check_run(fake, _messages(proc.stdout), steps=20)
         rejected = [e for e in _posts(fake) if e["over_window"]]

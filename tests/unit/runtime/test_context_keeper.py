@@ -105,8 +105,10 @@ def test_the_window_comes_from_the_server_then_from_a_refusal() -> None:
 def test_old_tool_results_are_cleared_after_the_idle_time() -> None:
     now = [0.0]
     settings = ContextSettings(window=1_000_000, clear_keep=2, idle_minutes=60)
+    published: list[Any] = []
+    counted: list[ev.Usage] = []
     keeper = ContextKeeper(
-        settings, SummaryModel(), [].append, None, [].append, clock=lambda: now[0]
+        settings, SummaryModel(), published.append, None, counted.append, clock=lambda: now[0]
     )
     conversation = _conversation(5, size=100)
     keeper.observe(ev.Usage(input_tokens=10), 10, conversation)
