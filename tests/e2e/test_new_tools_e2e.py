@@ -51,6 +51,7 @@ def script(web: WebServer, proj: Path) -> list[dict[str, Any]]:
     todos = [{"id": "1", "content": "t" * 200_000, "status": "in_progress"}]
     return [
         {"tool": "web_fetch", "args": {"url": web.url("/page"), "prompt": "summarize"}},
+        {"tool": "read_file", "args": {"file_path": str(proj / "n.ipynb")}},  # read before edit
         {
             "tool": "notebook_edit",
             "args": {
@@ -76,16 +77,16 @@ def test_new_tools_in_stream_json(tmp_path: Path) -> None:
         assert web.requests == ["/page"]
     assert proc.returncode == 0, proc.stderr
     blocks = tool_results(proc.lines())
-    assert [b["is_error"] for b in blocks] == [False, False, False]
-    fetched, edited, todo = (b["content"] for b in blocks)
+    assert [b["is_error"] for b in blocks] == [False, False, False, False]
+    fetched, _read, edited, todo = (b["content"] for b in blocks)
     assert fetched.startswith("Received ") and "from 127.0.0.1" in fetched
-    for content, seen in zip((edited, todo), model_view[1:], strict=True):
+    for content, seen in zip((edited, todo), model_view[2:], strict=True):
         # a long text without a display shows what the model read (bounded, with the
         # artifact's path), and the wire bound holds
         assert content == seen["content"] and len(encode(content)) <= 65_536
         assert "The full output has been saved to" in content
     assert "# Docs" in model_view[0]["content"] and "secret" not in model_view[0]["content"]
-    assert "The full output has been saved to" in model_view[1]["content"]
+    assert "The full output has been saved to" in model_view[2]["content"]
     cell = json.loads((proj / "n.ipynb").read_text())["cells"][0]
     assert "".join(cell["source"]) == BIG_SOURCE
     (stored,) = (tmp_path / "home" / ".headwire" / "todos").glob("*.json")
@@ -154,15 +155,15 @@ def test_new_tools_in_acp(tmp_path: Path) -> None:
         json.loads(line)["params"]["update"] for line in lines if b'"session/update"' in line
     ]
     calls = [u for u in updates if u["sessionUpdate"] == "tool_call"]
-    assert [c["title"] for c in calls] and len(calls) == 3
+    assert [c["title"] for c in calls] and len(calls) == 4
     finished = [
         u
         for u in updates
         if u["sessionUpdate"] == "tool_call_update" and u.get("status") == "completed"
     ]
-    assert len(finished) == 3
+    assert len(finished) == 4
     # Results are bounded; the model's own arguments are echoed whole in ``tool_call``
     # (rawInput), as upstream does for every tool.
     result_lines = [line for line in lines if b'"status":"completed"' in line]
-    assert len(result_lines) == 3 and max(map(len, result_lines)) <= MAX_ACP_LINE
+    assert len(result_lines) == 4 and max(map(len, result_lines)) <= MAX_ACP_LINE
     assert "".join(json.loads((proj / "n.ipynb").read_text())["cells"][0]["source"]) == BIG_SOURCE

@@ -16,11 +16,10 @@ from typing import Any
 import pytest
 
 from headwire.runtime.storage import ArtifactStore
-from headwire.runtime.tools import edit as edit_module
+from headwire.runtime.tools import atomic as write_path_module
 from headwire.runtime.tools import grep as grep_module
 from headwire.runtime.tools import ls as ls_module
 from headwire.runtime.tools import read_file as read_module
-from headwire.runtime.tools import write_file as write_module
 from headwire.runtime.tools.base import Tool, ToolContext
 from headwire.runtime.tools.edit import EditTool
 from headwire.runtime.tools.glob import GlobTool
@@ -410,8 +409,8 @@ def _patch_resolve(monkeypatch: pytest.MonkeyPatch, module: Any, after: Callable
 
 SWAP_TOOLS: dict[str, tuple[Any, Callable[[str], tuple[Tool, dict[str, Any]]]]] = {
     "read_file": (read_module, FILE_TOOLS["read_file"]),
-    "write_file": (write_module, FILE_TOOLS["write_file"]),
-    "edit": (edit_module, FILE_TOOLS["edit"]),
+    "write_file": (write_path_module, FILE_TOOLS["write_file"]),
+    "edit": (write_path_module, FILE_TOOLS["edit"]),
     "grep_search": (grep_module, FILE_TOOLS["grep_search"]),
 }
 
@@ -449,8 +448,7 @@ def test_directory_swapped_in_before_a_create(
 ) -> None:
     """Creating ``d/new.txt`` while ``d`` is swapped for a link out creates nothing outside."""
     (world.ws / "d").mkdir()
-    module = write_module if tool_name == "write_file" else edit_module
-    _patch_resolve(monkeypatch, module, lambda: _swap_dir(world, world.ws / "d" / "x"))
+    _patch_resolve(monkeypatch, write_path_module, lambda: _swap_dir(world, world.ws / "d" / "x"))
     before = world.outside_snapshot()
     tool, args = CREATE_TOOLS[tool_name](str(world.ws / "d" / "new.txt"))
     out = run_tool(tool, world.ctx(), **args)

@@ -228,7 +228,8 @@ class Replayer:
         chunks = record.get("chunks")
         legacy = not isinstance(chunks, list)
         yield from _deltas([] if legacy else chunks, text, thinking, parent)
-        for call in message.get("tool_calls") or []:
+        calls = message.get("tool_calls")
+        for call in calls if isinstance(calls, list) else []:
             if not isinstance(call, dict) or not isinstance(call.get("id"), str):
                 continue
             function = call.get("function")

@@ -46,6 +46,7 @@ import asyncio
 import contextlib
 import fcntl
 import io
+import os
 import reprlib
 import sys
 import traceback
@@ -89,7 +90,13 @@ from headwire.protocol import acp_peer as peer
 from headwire.protocol import jsonrpc as rpc
 from headwire.runtime.agent import Agent
 from headwire.runtime.permissions import Decision
-from headwire.runtime.recording import Recorder, RecordingError, conversation_of, find_session
+from headwire.runtime.recording import (
+    Recorder,
+    RecordingError,
+    conversation_of,
+    find_session,
+    open_recording,
+)
 from headwire.runtime.storage import data_dir
 from headwire.runtime.tools.base import Tool
 
@@ -359,6 +366,7 @@ class AcpServer:
         session_id, cwd, servers = string_param(p, "sessionId"), cwd_param(p), mcp_servers_param(p)
         try:
             path = find_session(data_dir(), cwd, session_id)
+            os.close(open_recording(path))  # a FIFO or device is refused here, never opened
         except RecordingError as exc:
             raise rpc.RpcError(rpc.INVALID_PARAMS, str(exc), {"sessionId": session_id}) from None
         old = self.sessions.get(session_id)

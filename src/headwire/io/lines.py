@@ -6,6 +6,10 @@
   The thread is never joined: a client that keeps stdin open cannot hold up the exit.  A
   non-blocking descriptor is waited on with ``select``.
 * :func:`stream_lines` reads any ``await read(n)`` source (an asyncio subprocess pipe).
+* :func:`open_regular` and :func:`file_lines` read a regular file (a session recording) that
+  may be hostile: the open never blocks (a FIFO is refused), and a line that is torn (no
+  newline before the end of the file) or longer than a limit is skipped without being read
+  into memory.
 
 Both split with :class:`~headwire.protocol.lines.LineSplitter` (no length limit, one copy per
 line) and yield lines without their ``\\n``; the last line is yielded even without one.  A read
@@ -16,10 +20,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
+import fcntl
 import os
 import select
+import stat
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from dataclasses import dataclass
+from typing import Literal
 
 from headwire.errors import HeadwireError
 from headwire.protocol.lines import LineSplitter
@@ -102,6 +111,107 @@ async def stream_lines(
         yield line
 
 
+class NotRegularFile(OSError):
+    """:func:`open_regular` met a FIFO, socket, device or directory."""
+
+
+def open_regular(path: str | os.PathLike[str], *, follow_symlinks: bool = True) -> int:
+    """A blocking read descriptor of the regular file ``path`` (the caller closes it).
+
+    The open itself is non-blocking (opening a FIFO without a writer would block forever, past
+    SIGTERM), then anything but a regular file is refused with :class:`NotRegularFile`, and
+    only then is the descriptor made blocking.  ``follow_symlinks=False`` refuses a symlink
+    (``ELOOP``).  Raises :class:`OSError`.
+    """
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
+    if not follow_symlinks:
+        flags |= os.O_NOFOLLOW
+    fd = os.open(path, flags)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise NotRegularFile(errno.EINVAL, "not a regular file (a FIFO, socket or device)")
+        fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+HELD_LINE_BYTES = 1 << 20
+"""A line's first bytes kept while its end is sought; a longer line is read again whole."""
+
+
+@dataclass(frozen=True, slots=True)
+class SkippedLine:
+    """A line :func:`file_lines` did not read: ``torn`` (the file ends before its newline) or
+    ``too_long`` (longer than the limit).  ``number`` counts from 1; ``size`` in bytes."""
+
+    number: int
+    size: int
+    reason: Literal["torn", "too_long"]
+
+
+def _pread_all(fd: int, size: int, offset: int) -> bytes:
+    pieces: list[bytes] = []
+    while size > 0:
+        piece = os.pread(fd, size, offset)
+        if not piece:
+            break
+        pieces.append(piece)
+        size -= len(piece)
+        offset += len(piece)
+    return b"".join(pieces)
+
+
+def file_lines(
+    fd: int, *, limit: int, chunk: int = READ_CHUNK, hold: int = HELD_LINE_BYTES
+) -> Iterator[bytes | SkippedLine]:
+    """The lines of the regular file open as ``fd`` (read from its current offset), without
+    their ``\n``, each as one ``bytes``; a line that cannot be read is a :class:`SkippedLine`.
+
+    Memory is bounded by ``chunk + hold`` plus one line of at most ``limit`` bytes: a line's
+    first ``hold`` bytes are kept while its newline is sought; past that, its bytes are only
+    counted, and once the newline is found the line is read again with ``pread`` (when it is
+    at most ``limit`` bytes long, else it is skipped as ``too_long``).  A last line without a
+    newline is yielded when it was held whole (a small file written without a final newline),
+    else skipped as ``torn``: it is never read whole.  Raises :class:`OSError`.
+    """
+    position = os.lseek(fd, 0, os.SEEK_CUR)
+    start = position  # where the current line begins in the file
+    held: list[bytes] = []
+    held_bytes = 0
+    holding = True
+    number = 1
+    while data := os.read(fd, chunk):
+        base = position
+        position += len(data)
+        at = 0
+        while (end := data.find(b"\n", at)) != -1:
+            size = base + end - start
+            if size > limit:
+                yield SkippedLine(number, size, "too_long")
+            elif holding:
+                held.append(data[at:end])
+                yield b"".join(held)
+            else:
+                yield _pread_all(fd, size, start)
+            held, held_bytes, holding = [], 0, True
+            number += 1
+            start = base + end + 1
+            at = end + 1
+        if at < len(data) and holding:
+            held_bytes += len(data) - at
+            if held_bytes <= hold and held_bytes <= limit:
+                held.append(data[at:])
+            else:
+                held, holding = [], False
+    if position > start:
+        if holding:
+            yield b"".join(held)
+        else:
+            yield SkippedLine(number, position - start, "torn")
+
+
 def stdin_fd() -> int:
     """The descriptor of stdin (0 when ``sys.stdin`` was replaced or closed)."""
     import sys
@@ -111,4 +221,15 @@ def stdin_fd() -> int:
     return 0
 
 
-__all__ = ["READ_CHUNK", "ReadError", "fd_lines", "stdin_fd", "stream_lines"]
+__all__ = [
+    "HELD_LINE_BYTES",
+    "READ_CHUNK",
+    "NotRegularFile",
+    "ReadError",
+    "SkippedLine",
+    "fd_lines",
+    "file_lines",
+    "open_regular",
+    "stdin_fd",
+    "stream_lines",
+]

@@ -24,12 +24,14 @@ import contextlib
 import fcntl
 import os
 import re
+import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
 from headwire.errors import StorageError
+from headwire.io.lines import READ_CHUNK, SkippedLine, file_lines, open_regular
 from headwire.runtime.ids import new_uuid
 from headwire.runtime.storage import chats_dir, legacy_chats_dir, private_dir
 from headwire.wire import JsonDecodeError, loads
@@ -161,24 +163,59 @@ class Recorder:
             self._file = None
 
 
-def read_records(path: Path, buffer_bytes: int = -1) -> Iterator[dict[str, Any]]:
-    """Yield the records of a recording one line at a time (never the whole file in memory),
-    skipping a line that is not a JSON object (a torn last line after a crash).
+MAX_RECORD_BYTES = 256 << 20
+"""A longer line is skipped by the readers (the recorder writes lines that long only for a
+display of hundreds of MB, which ``--resume`` does not need)."""
 
-    Lines are read with :func:`headwire.wire.loads`, which takes back everything
-    :func:`~headwire.wire.encode` wrote, lone surrogate escapes (``\\ud800``) included."""
+
+def open_recording(path: Path, *, follow_symlinks: bool = True) -> int:
+    """The one way a recording is opened for reading: a blocking descriptor the caller closes.
+
+    A recording is untrusted input (any file named ``<id>.jsonl`` in the chats folder): the
+    open never blocks, and a FIFO, socket, device or folder is refused
+    (:func:`headwire.io.lines.open_regular`).  Raises :class:`RecordingError` (one line).
+    """
     try:
-        f = path.open("rb", buffering=buffer_bytes)
+        return open_regular(path, follow_symlinks=follow_symlinks)
     except OSError as exc:
-        raise RecordingError(f"cannot read session recording {path}: {exc.strerror}") from None
-    with f:
-        for line in f:
+        raise RecordingError(
+            f"cannot read session recording {path}: {exc.strerror or exc}"
+        ) from None
+
+
+def read_records(
+    path: Path,
+    chunk_bytes: int = READ_CHUNK,
+    *,
+    skipped: Callable[[SkippedLine], None] | None = None,
+) -> Iterator[dict[str, Any]]:
+    """Yield the records of a recording one line at a time (never the whole file in memory),
+    skipping a line that is not a JSON object.
+
+    Lines come from :func:`headwire.io.lines.file_lines`: a torn last line (a crash while it was
+    written) or a line over :data:`MAX_RECORD_BYTES` is skipped without being read whole, and
+    reported to ``skipped`` when given.  Lines are read with :func:`headwire.wire.loads`, which
+    takes back everything :func:`~headwire.wire.encode` wrote, lone surrogate escapes
+    (``\\ud800``) included.  Raises :class:`RecordingError`."""
+    fd = open_recording(path)
+    try:
+        for line in file_lines(fd, limit=MAX_RECORD_BYTES, chunk=chunk_bytes):
+            if isinstance(line, SkippedLine):
+                if skipped is not None:
+                    skipped(line)
+                continue
             try:
                 record = loads(line, any_depth=True)  # what the recorder wrote, at any depth
             except JsonDecodeError:
                 continue
             if isinstance(record, dict):
                 yield record
+    except OSError as exc:
+        raise RecordingError(
+            f"cannot read session recording {path}: {exc.strerror or exc}"
+        ) from None
+    finally:
+        os.close(fd)
 
 
 def _exists(path: Path) -> bool:
@@ -215,16 +252,71 @@ def find_session(root: Path, cwd: Path, session_id: str) -> Path:
 
 
 def latest_session(root: Path, cwd: Path) -> Path | None:
-    """The most recently written recording of this project, if any."""
+    """The most recently written recording of this project, if any (only regular files count:
+    a FIFO or a symlink named ``*.jsonl`` is not a recording)."""
     folder = chats_dir(root, cwd)
     if not folder.is_dir():
         return None
-    files = sorted(folder.glob("*.jsonl"), key=lambda p: p.stat().st_mtime)
-    return files[-1] if files else None
+    found: list[tuple[float, Path]] = []
+    for path in folder.glob("*.jsonl"):
+        try:
+            info = path.lstat()
+        except OSError:
+            continue
+        if stat.S_ISREG(info.st_mode):
+            found.append((info.st_mtime, path))
+    return max(found)[1] if found else None
 
 
 INTERRUPTED_CALL_MESSAGE = "Tool call interrupted: the session ended before it finished."
 """The tool result :func:`conversation_of` supplies for a call whose result was never recorded."""
+
+ROLES = ("system", "user", "assistant", "tool")
+
+
+def message_problem(message: dict[str, Any]) -> str | None:
+    """What is wrong with a recorded chat message's shape (``None``: nothing), in words: the
+    fields the agent loop and the providers read must have the types they expect
+    (``role`` one of :data:`ROLES`; ``content`` a string, null or a list of objects;
+    ``tool_calls`` a list of ``{"id": str, "function": {"name": str, "arguments": str}}``;
+    a tool message's ``tool_call_id`` a string)."""
+    role = message.get("role")
+    if role not in ROLES:
+        return f'"role" is {_shown(role)}, not one of {", ".join(ROLES)}'
+    content = message.get("content")
+    parts_ok = isinstance(content, list) and all(
+        isinstance(part, dict) and isinstance(part.get("text", ""), str) for part in content
+    )
+    if content is not None and not isinstance(content, str) and not parts_ok:
+        return f'"content" is {_shown(content)}, not a string, null or a list of parts'
+    reasoning = message.get("reasoning_content")
+    if reasoning is not None and not isinstance(reasoning, str):
+        return f'"reasoning_content" is {_shown(reasoning)}, not a string'
+    calls = message.get("tool_calls")
+    if calls is not None:
+        if not isinstance(calls, list):
+            return f'"tool_calls" is {_shown(calls)}, not a list'
+        for call in calls:
+            function = call.get("function") if isinstance(call, dict) else None
+            if (
+                not isinstance(call, dict)
+                or not isinstance(call.get("id"), str)
+                or not isinstance(function, dict)
+                or not isinstance(function.get("name"), str)
+                or not isinstance(function.get("arguments", ""), str)
+            ):
+                return f'a tool call is {_shown(call)}, not {{"id", "function": {{"name", ...}}}}'
+    if role == "tool" and not isinstance(message.get("tool_call_id"), str):
+        return f'"tool_call_id" is {_shown(message.get("tool_call_id"))}, not a string'
+    return None
+
+
+def _shown(value: Any) -> str:
+    """A short description of a bad value for a one-line error."""
+    if isinstance(value, (dict, list)):
+        return f"a JSON {'object' if isinstance(value, dict) else 'array'}"
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def conversation_of(path: Path) -> list[dict[str, Any]]:
@@ -233,16 +325,36 @@ def conversation_of(path: Path) -> list[dict[str, Any]]:
 
     A session killed mid-tool leaves an assistant message whose tool calls have no result;
     chat APIs reject such a history, so each missing result is supplied as
-    :data:`INTERRUPTED_CALL_MESSAGE`.
+    :data:`INTERRUPTED_CALL_MESSAGE`.  A message of the wrong shape (:func:`message_problem`)
+    raises :class:`RecordingError` naming the record: the conversation cannot go on without it.
     """
     messages: list[dict[str, Any]] = []
-    for r in read_records(path):
-        if r.get("parent_tool_use_id") is not None:
+    for number, record in enumerate(read_records(path), 1):
+        if record.get("parent_tool_use_id") is not None:
             continue
-        if r.get("type") == "compaction" and isinstance(r.get("checkpoint"), list):
-            messages = [m for m in r["checkpoint"] if isinstance(m, dict)]
-        elif isinstance(r.get("message"), dict):
-            messages.append(r["message"])
+        if record.get("type") == "compaction":
+            checkpoint = record.get("checkpoint")
+            if not isinstance(checkpoint, list):
+                raise RecordingError(
+                    f"session recording {path} is damaged: record {number}: "
+                    "a compaction without its checkpoint list"
+                )
+            for message in checkpoint:
+                problem = message_problem(message) if isinstance(message, dict) else "not a dict"
+                if problem is not None:
+                    raise RecordingError(
+                        f"session recording {path} is damaged: record {number}: "
+                        f"checkpoint: {problem}"
+                    )
+            messages = list(checkpoint)
+            continue
+        message = record.get("message")
+        if not isinstance(message, dict):
+            continue
+        problem = message_problem(message)
+        if problem is not None:
+            raise RecordingError(f"session recording {path} is damaged: record {number}: {problem}")
+        messages.append(message)
     return _answer_dangling_calls(messages)
 
 

@@ -28,7 +28,6 @@ import json
 import mmap
 import os
 import re
-import stat
 from collections.abc import Iterable
 from dataclasses import asdict, astuple, dataclass, field, fields
 from pathlib import Path
@@ -36,7 +35,7 @@ from typing import Any
 
 import orjson
 
-from headwire.runtime.recording import RecordingError
+from headwire.runtime.recording import RecordingError, open_recording
 from headwire.runtime.storage import chat_folders, private_dir, sessions_index_path
 from headwire.wire import dumps
 
@@ -174,6 +173,28 @@ def _artifacts_in(buf: mmap.mmap, start: int, end: int, artifacts: set[str]) -> 
             at = buf.find(_ARTIFACT, at + 1, high)
 
 
+SCAN_WINDOW_BYTES = 8 << 20
+"""How much of a mapped recording :func:`find_line_end` searches before handing it back."""
+
+
+def find_line_end(buf: mmap.mmap, start: int, end: int) -> int:
+    """``buf.find(b"\\n", start, end)`` over a mapped file, searched a window of
+    :data:`SCAN_WINDOW_BYTES` at a time, each window searched in vain handed back to the kernel
+    (``MADV_DONTNEED``): a line of hundreds of MB (a torn last line) costs a pass of
+    ``memchr``, not that much resident memory."""
+    position = start
+    while position < end:
+        stop = min(end, (position // SCAN_WINDOW_BYTES + 1) * SCAN_WINDOW_BYTES)
+        found = buf.find(b"\n", position, stop)
+        if found >= 0:
+            return found
+        low = position - position % mmap.PAGESIZE
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            buf.madvise(mmap.MADV_DONTNEED, low, stop - low)
+        position = stop
+    return -1
+
+
 def _scan(fd: int, start: int, size: int, artifacts: set[str]) -> tuple[int, int]:
     """Count the ``result`` records among the complete lines from ``start`` (a line start) to
     ``size``, and collect their artifact paths; returns the count and the end of the last
@@ -185,7 +206,7 @@ def _scan(fd: int, start: int, size: int, artifacts: set[str]) -> tuple[int, int
     with mmap.mmap(fd, size, access=mmap.ACCESS_READ) as buf:
         position = start
         while True:
-            newline = buf.find(b"\n", position, size)
+            newline = find_line_end(buf, position, size)
             if newline < 0:
                 return count, position
             if buf[position : position + len(_RESULT_START)] == _RESULT_START:
@@ -208,13 +229,11 @@ def scan_recording(path: str, previous: SessionInfo | None = None) -> SessionInf
     the file is unchanged: the same file, only grown, is scanned from where ``previous``
     stopped."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
+        fd = open_recording(Path(path), follow_symlinks=False)
+    except RecordingError:
         return None
     try:
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            return None
         if (
             previous is not None
             and previous.ino == st.st_ino

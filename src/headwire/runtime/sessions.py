@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from headwire.runtime.recording import RecordingError
-from headwire.runtime.session_index import list_sessions, parse_lenient
+from headwire.runtime.recording import RecordingError, open_recording
+from headwire.runtime.session_index import find_line_end, list_sessions, parse_lenient
 from headwire.runtime.storage import artifact_folders
 from headwire.transcript.builder import TranscriptBuilder
 from headwire.transcript.excerpt import Excerpt
@@ -44,6 +44,8 @@ def _records(buf: Any, size: int) -> Iterator[dict[str, Any]]:
         newline = buf.find(b"\n", position, min(size, position + LONG_LINE_BYTES + 1))
         record = None
         if newline < 0 and size - position > LONG_LINE_BYTES:
+            if find_line_end(buf, position, size) < 0:
+                return  # a long torn last line: skipped, never copied or kept resident
             # a long line: its end is found while its long strings are skipped
             record, end = read_long_line(buf, position, size)
             if end < 0:
@@ -64,12 +66,10 @@ def read_lenient(path: Path) -> Iterator[dict[str, Any]]:
     The file is mapped, not read: a line of megabytes is searched for its structure and only
     the ends of its long strings are decoded (:func:`headwire.transcript.long_lines`).  Unlike
     :func:`headwire.runtime.recording.read_records`, a line holding a lone surrogate (which
-    orjson refuses) is still read.
+    orjson refuses) is still read.  A last line longer than ``LONG_LINE_BYTES`` that has no
+    end (torn by a crash) is skipped without being copied.
     """
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except OSError as exc:
-        raise RecordingError(f"cannot read session recording {path}: {exc.strerror}") from None
+    fd = open_recording(path)  # never blocks; a FIFO or device is refused
     try:
         size = os.fstat(fd).st_size
         if size == 0:

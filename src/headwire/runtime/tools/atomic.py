@@ -1,7 +1,21 @@
-"""Atomic file replacement for ``write_file`` and ``edit``.
+"""The one write path: every file a tool writes is written here, and nowhere else.
 
-The new content goes to a temporary file in the target's own directory (created exclusively,
-following no symlink), which then replaces the target with one ``rename``.  So:
+A tool that writes a file declares ``writes_files = True`` (see
+:func:`headwire.runtime.tools.base.writes_files`) and goes through this module:
+
+* :func:`target_for_write` resolves the model's path inside the workspace and refuses a
+  protected folder (``.git/``, ``.headwire/``) unless ``--allow-protected-writes``;
+* the tool asks its :class:`~headwire.runtime.tools.read_ledger.ReadLedger` whether the file
+  was read (read before write), then :func:`write_atomically` replaces it;
+* :func:`open_for_append` is the one other opening for writing: a background command's output
+  going to its own artifact file.
+
+``tests/unit/runtime/tools/test_write_path.py`` scans the tool modules for any other call that
+can write a file, and runs every tool that declares ``writes_files`` through the same checks.
+
+:func:`write_atomically`: the new content goes to a temporary file in the target's own
+directory (created exclusively, following no symlink), which then replaces the target with
+one ``rename``.  So:
 
 * a failed write (disk full: ``ENOSPC``; ``ulimit -f``: ``EFBIG``; an I/O error) leaves the
   original file whole and removes the temporary file;
@@ -25,7 +39,32 @@ import secrets
 import stat
 from pathlib import Path
 
-from headwire.runtime.tools.paths import SpecialFile, open_parent_confined
+from headwire.runtime.tools.base import ToolContext
+from headwire.runtime.tools.paths import (
+    SpecialFile,
+    check_protected,
+    open_parent_confined,
+    resolve_in_workspace,
+)
+
+
+def target_for_write(raw: str, ctx: ToolContext) -> Path:
+    """The resolved path a tool may write for the model's ``raw`` path: inside the workspace
+    and not protected.  Raises :class:`~headwire.runtime.tools.paths.PathDenied`."""
+    return check_protected(raw, resolve_in_workspace(raw, ctx), ctx)
+
+
+def open_for_append(path: Path) -> int:
+    """A descriptor appending to the existing regular file ``path`` (a file headwire created
+    itself, e.g. an artifact), following no symlink.  Raises :class:`OSError`."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def _existing(dir_fd: int, name: str, path: Path) -> os.stat_result | None:
@@ -49,11 +88,12 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[written:]
 
 
-def write_atomically(path: Path, data: bytes) -> os.stat_result:
+def write_atomically(path: Path, data: bytes, *, new_mode: int = 0o666) -> os.stat_result:
     """Replace (or create) the resolved ``path`` with ``data``; returns the new file's stat.
 
-    Missing parent directories are created.  Raises :class:`OSError` (the original untouched)
-    or :class:`~headwire.runtime.tools.paths.SpecialFile`.
+    Missing parent directories are created; a new file gets ``new_mode`` minus the umask.
+    Raises :class:`OSError` (the original untouched) or
+    :class:`~headwire.runtime.tools.paths.SpecialFile`.
     """
     dir_fd, name = open_parent_confined(path, make_parents=True)
     try:
@@ -64,7 +104,7 @@ def write_atomically(path: Path, data: bytes) -> os.stat_result:
         fd = os.open(
             temp,
             os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-            0o666 if before is None else 0o600,
+            new_mode if before is None else 0o600,
             dir_fd=dir_fd,
         )
         try:

@@ -18,6 +18,8 @@ import threading
 import time
 from pathlib import Path
 
+from headwire.runtime.tools.atomic import open_for_append
+
 OUTPUT_LIMIT = 64 * 1024 * 1024
 READ_CHUNK = 256 * 1024
 STOP_GRACE_S = 1.0
@@ -37,7 +39,7 @@ def _pump(proc: subprocess.Popen[bytes], read_fd: int, path: Path, limit: int) -
     """Append the job's output to ``path`` up to ``limit`` bytes, drain the rest, reap it."""
     written, capped = 0, False
     try:
-        out_fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
+        out_fd = open_for_append(path)
     except OSError:
         out_fd, capped = -1, True
     try:

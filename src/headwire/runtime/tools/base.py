@@ -103,3 +103,13 @@ class Tool(Protocol):
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutcome:
         """Run the call; raise nothing for ordinary failures (return an outcome with ``error``)."""
         ...
+
+
+def writes_files(tool: object) -> bool:
+    """Whether ``tool`` writes files in the workspace (its class says ``writes_files = True``).
+
+    Such a tool writes only through :mod:`headwire.runtime.tools.atomic` (workspace and
+    protected-path checks, read before write, temporary file and rename); the write-path tests
+    run every tool that says so through those checks.  Tools without the attribute write none.
+    """
+    return getattr(tool, "writes_files", False) is True

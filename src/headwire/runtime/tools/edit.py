@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from headwire.errors import ToolError
-from headwire.runtime.tools.atomic import write_atomically
+from headwire.runtime.tools.atomic import target_for_write, write_atomically
 from headwire.runtime.tools.base import ApprovalMode, ToolContext, ToolKind, ToolOutcome
 from headwire.runtime.tools.offload import in_thread
 from headwire.runtime.tools.paths import (
@@ -28,11 +28,9 @@ from headwire.runtime.tools.paths import (
     SpecialFile,
     approval_needed,
     check_file_path_args,
-    check_protected,
     denied_outcome,
     failure,
     open_regular_for_reading,
-    resolve_in_workspace,
 )
 from headwire.runtime.tools.read_file import looks_binary
 from headwire.runtime.tools.read_ledger import ReadLedger
@@ -205,6 +203,8 @@ class EditTool:
         "type": "object",
     }
     kind: ToolKind = "edit"
+    writes_files: bool = True
+    """Writes through :mod:`headwire.runtime.tools.atomic` (see ``base.writes_files``)."""
 
     def __init__(self, ledger: ReadLedger | None = None) -> None:
         self.ledger = ledger if ledger is not None else ReadLedger()
@@ -229,7 +229,7 @@ class EditTool:
         """Apply the edit (in a worker thread)."""
         raw: str = args["file_path"]
         try:
-            path = check_protected(raw, resolve_in_workspace(raw, ctx), ctx)
+            path = target_for_write(raw, ctx)
         except PathDenied as exc:
             return denied_outcome(exc)
         return await in_thread(lambda: self._edit(raw, path, args), timeout_s=ctx.timeout_s)

@@ -12,11 +12,16 @@ written in Jupyter's layout (one-space indent, sorted keys, sources as line list
 notebook was valid before the edit, the edited one is validated before it is written, so an
 edit never leaves a notebook Jupyter refuses to open.  Paths are confined to the workspace like
 every file tool; the edit needs approval like ``edit``.
+
+The notebook is written like ``edit`` writes a file (:mod:`headwire.runtime.tools.atomic`):
+not under a protected folder without ``--allow-protected-writes``, only once it was read in
+this session and is unchanged since (:mod:`headwire.runtime.tools.read_ledger`), and through
+a temporary file renamed over it, so a failed write leaves the old notebook whole and a hard
+link does not carry the write to another name.
 """
 
 from __future__ import annotations
 
-import asyncio
 import difflib
 import json
 import logging
@@ -26,16 +31,20 @@ from pathlib import Path
 from typing import Any
 
 from headwire.errors import ToolError
+from headwire.runtime.tools.atomic import target_for_write, write_atomically
 from headwire.runtime.tools.base import ApprovalMode, ToolContext, ToolKind, ToolOutcome
+from headwire.runtime.tools.offload import in_thread
 from headwire.runtime.tools.paths import (
     PathDenied,
+    SpecialFile,
     approval_needed,
     check_args,
     denied_outcome,
     failure,
-    open_confined,
-    resolve_in_workspace,
+    open_regular_for_reading,
 )
+from headwire.runtime.tools.read_ledger import ReadLedger
+from headwire.runtime.tools.write_file import stat_target, write_error
 
 MODES = ("replace", "insert", "delete")
 CELL_TYPES = ("code", "markdown")
@@ -198,6 +207,11 @@ class NotebookEditTool:
         "type": "object",
     }
     kind: ToolKind = "edit"
+    writes_files: bool = True
+    """Writes through :mod:`headwire.runtime.tools.atomic` (see ``base.writes_files``)."""
+
+    def __init__(self, ledger: ReadLedger | None = None) -> None:
+        self.ledger = ledger if ledger is not None else ReadLedger()
 
     def validate(self, args: dict[str, Any]) -> str | None:
         """Schema check plus upstream's rules for paths, modes and required fields."""
@@ -234,15 +248,15 @@ class NotebookEditTool:
         """Edit the notebook (in a worker thread)."""
         raw: str = args["notebook_path"]
         try:
-            path = resolve_in_workspace(raw, ctx)
+            path = target_for_write(raw, ctx)
         except PathDenied as exc:
             return denied_outcome(exc)
-        return await asyncio.to_thread(_edit, raw, path, args)
+        ledger = self.ledger
+        return await in_thread(lambda: _edit(raw, path, args, ledger), timeout_s=ctx.timeout_s)
 
 
 def _read(path: Path) -> str:
-    fd = open_confined(path, os.O_RDONLY | os.O_NONBLOCK)
-    with os.fdopen(fd, "rb") as handle:
+    with os.fdopen(open_regular_for_reading(path), "rb") as handle:
         if os.fstat(handle.fileno()).st_size > MAX_NOTEBOOK_BYTES:
             raise NotebookProblem(
                 f"Notebook is larger than {MAX_NOTEBOOK_BYTES} bytes", "notebook_edit_failure"
@@ -250,7 +264,7 @@ def _read(path: Path) -> str:
         return handle.read().decode("utf-8-sig")
 
 
-def _edit(raw: str, path: Path, args: dict[str, Any]) -> ToolOutcome:
+def _edit(raw: str, path: Path, args: dict[str, Any], ledger: ReadLedger) -> ToolOutcome:
     try:
         if path.is_dir():
             raise NotebookProblem(
@@ -258,9 +272,17 @@ def _edit(raw: str, path: Path, args: dict[str, Any]) -> ToolOutcome:
                 "target_is_directory",
             )
         try:
+            info = stat_target(path)
+            if info is None:
+                raise FileNotFoundError(path)
+            refusal = ledger.refusal(info, raw, "edit")
+            if refusal is not None:
+                return refusal
             original = _read(path)
         except FileNotFoundError:
             raise NotebookProblem(f"Notebook file not found: {raw}", "file_not_found") from None
+        except SpecialFile as exc:
+            raise NotebookProblem(exc.message, "read_content_failure") from None
         except (OSError, UnicodeDecodeError) as exc:
             raise NotebookProblem(
                 f"Error reading notebook: {exc}", "read_content_failure"
@@ -269,12 +291,9 @@ def _edit(raw: str, path: Path, args: dict[str, Any]) -> ToolOutcome:
     except NotebookProblem as exc:
         return failure(str(exc), f"Error: {exc}", str(exc), exc.kind)
     try:
-        fd = open_confined(path, os.O_WRONLY | os.O_TRUNC)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(updated.encode("utf-8"))
-    except OSError as exc:
-        message = f"Error writing notebook: {exc.strerror or exc}"
-        return failure(message, message, message, "file_write_failure")
+        ledger.record_write(write_atomically(path, updated.encode("utf-8")))
+    except (OSError, SpecialFile) as exc:
+        return write_error(raw, exc)
     text = f"Notebook {raw} has been updated. {mode} cell {edited}."
     if mode != "delete":
         text += f"\n\nUpdated source:\n\n---\n\n{args.get('new_source', '')}"

@@ -142,11 +142,19 @@ def open_parent_confined(path: Path, *, make_parents: bool = False) -> tuple[int
     return dir_fd, parts[-1]
 
 
+WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+"""``open`` flags that can change a file: only :mod:`headwire.runtime.tools.atomic` uses them."""
+
+
 def open_confined(path: Path, flags: int, mode: int = 0o666, *, make_parents: bool = False) -> int:
-    """Open ``path`` (a result of :func:`resolve_in_workspace`) following no symlink at all
-    (see :func:`open_parent_confined`; the file itself is opened with ``O_NOFOLLOW`` too).
-    Returns a descriptor the caller owns; raises :class:`OSError`.
+    """Open ``path`` (a result of :func:`resolve_in_workspace`) for reading, following no
+    symlink at all (see :func:`open_parent_confined`; the file itself is opened with
+    ``O_NOFOLLOW`` too).  Returns a descriptor the caller owns; raises :class:`OSError`, and
+    :class:`ValueError` for ``flags`` that could write (a tool writes only through
+    :mod:`headwire.runtime.tools.atomic`).
     """
+    if flags & WRITE_FLAGS:
+        raise ValueError("open_confined only reads; write through headwire.runtime.tools.atomic")
     dir_fd, name = open_parent_confined(path, make_parents=make_parents)
     try:
         return os.open(name, flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=dir_fd)

@@ -1,14 +1,14 @@
 """Read before write: which files the model has seen, and as they are now.
 
-Like Qwen Code 0.24.4, ``write_file`` and ``edit`` refuse to change an existing file that was
-not read in this session, or that changed since it was read: the model would overwrite bytes
-it never saw.  A file counts as seen when ``read_file`` showed it (any window of it), when
-``grep_search`` showed a line of it, or when ``write_file``/``edit`` wrote it.  Files are known
-by identity (device and inode) and fingerprint (modification time and size); a file whose
-fingerprint moved since is stale.  Creating a file that does not exist needs no read.
+Like Qwen Code 0.24.4, ``write_file`` and ``edit`` (and ``notebook_edit``) refuse to change an
+existing file that was not read in this session, or that changed since it was read: the model
+would overwrite bytes it never saw.  A file counts as seen when ``read_file`` showed it (any
+window of it), when ``grep_search`` showed a line of it, or when a writing tool wrote it.
+Files are known by identity (device and inode) and fingerprint (modification time and size); a
+file whose fingerprint moved since is stale.  Creating a file that does not exist needs no read.
 
 One ledger serves one session: the built-in tools made together by
-:func:`~headwire.runtime.tools.registry.builtin_tools` share it, and so do the subagents that
+:func:`~headwire.runtime.tools.toolset.session_tools` share it, and so do the subagents that
 run those tools.
 """
 

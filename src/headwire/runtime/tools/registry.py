@@ -145,10 +145,11 @@ def rule_matches(rule: str, name: str) -> bool:
     return rule == name or name in FAMILIES.get(rule, frozenset())
 
 
-def builtin_tools() -> list[Tool]:
+def builtin_tools(ledger: ReadLedger | None = None) -> list[Tool]:
     """Fresh instances of the seven built-in tools, for one session: the file tools share one
-    :class:`~headwire.runtime.tools.read_ledger.ReadLedger` (read before write)."""
-    ledger = ReadLedger()
+    :class:`~headwire.runtime.tools.read_ledger.ReadLedger` (read before write): ``ledger``,
+    or a new one."""
+    ledger = ledger if ledger is not None else ReadLedger()
     return [
         ReadFileTool(ledger),
         WriteFileTool(ledger),

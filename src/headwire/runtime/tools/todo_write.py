@@ -19,6 +19,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from headwire.runtime.tools.atomic import write_atomically
 from headwire.runtime.tools.base import ApprovalMode, ToolContext, ToolKind, ToolOutcome
 
 STATUSES = ("pending", "in_progress", "completed")
@@ -229,9 +230,7 @@ def _load(path: Path) -> list[dict[str, Any]]:
 
 
 def _save(path: Path, todos: list[dict[str, Any]]) -> None:
+    """Replace the list file (private, 0600) through the one write path."""
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        json.dump({"todos": todos}, handle, ensure_ascii=False, indent=2)
-    os.replace(tmp, path)
+    data = json.dumps({"todos": todos}, ensure_ascii=False, indent=2).encode("utf-8")
+    write_atomically(Path(os.path.realpath(path)), data, new_mode=0o600)

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from headwire.runtime.tools.base import Tool
 from headwire.runtime.tools.notebook_edit import NotebookEditTool
+from headwire.runtime.tools.read_ledger import ReadLedger
 from headwire.runtime.tools.registry import (
     builtin_tools,
     parse_rule,
@@ -55,10 +56,11 @@ def session_tools(
     """The built-in tools of a session, after the opt-in settings, core and exclude."""
     core_list = [entry for entry in (core or []) if entry and entry.strip()]
     named = {parse_rule(entry)[0] for entry in core_list}
+    ledger = ReadLedger()
     tools: list[Tool] = [
-        *builtin_tools(),
+        *builtin_tools(ledger),
         WebFetchTool(allow_private=options.web_fetch_allow_private),
-        NotebookEditTool(),
+        NotebookEditTool(ledger),
     ]
     if options.todo_dir is not None and (options.todo_write or "todo_write" in named):
         tools.append(TodoWriteTool(options.todo_dir))

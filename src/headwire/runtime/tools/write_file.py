@@ -21,7 +21,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from headwire.runtime.tools.atomic import write_atomically
+from headwire.runtime.tools.atomic import target_for_write, write_atomically
 from headwire.runtime.tools.base import ApprovalMode, ToolContext, ToolKind, ToolOutcome
 from headwire.runtime.tools.offload import in_thread
 from headwire.runtime.tools.paths import (
@@ -29,13 +29,11 @@ from headwire.runtime.tools.paths import (
     SpecialFile,
     approval_needed,
     check_file_path_args,
-    check_protected,
     check_regular,
     denied_outcome,
     failure,
     open_parent_confined,
     open_regular_for_reading,
-    resolve_in_workspace,
 )
 from headwire.runtime.tools.read_ledger import ReadLedger
 
@@ -147,6 +145,8 @@ class WriteFileTool:
         "type": "object",
     }
     kind: ToolKind = "edit"
+    writes_files: bool = True
+    """Writes through :mod:`headwire.runtime.tools.atomic` (see ``base.writes_files``)."""
 
     def __init__(self, ledger: ReadLedger | None = None) -> None:
         self.ledger = ledger if ledger is not None else ReadLedger()
@@ -174,7 +174,7 @@ class WriteFileTool:
         """Write the file (in a worker thread)."""
         raw: str = args["file_path"]
         try:
-            path = check_protected(raw, resolve_in_workspace(raw, ctx), ctx)
+            path = target_for_write(raw, ctx)
         except PathDenied as exc:
             return denied_outcome(exc)
         content: str = args["content"]

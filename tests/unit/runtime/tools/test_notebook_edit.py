@@ -12,6 +12,7 @@ import pytest
 
 from headwire.runtime.tools.base import ToolContext, ToolOutcome
 from headwire.runtime.tools.notebook_edit import NotebookEditTool, apply_edit
+from headwire.runtime.tools.read_ledger import ReadLedger
 
 
 class NoSink:
@@ -49,8 +50,14 @@ def ws(tmp_path: Path) -> Path:
 
 
 def edit(ws: Path, name: str, **args: Any) -> ToolOutcome:
-    tool = NotebookEditTool()
-    call = {"notebook_path": str(ws / name), **args}
+    """Run one edit; the notebook counts as read (read before write is tested in
+    ``test_write_path``)."""
+    ledger = ReadLedger()
+    target = ws / name
+    if target.is_file():
+        ledger.record_read(target.stat())
+    tool = NotebookEditTool(ledger)
+    call = {"notebook_path": str(target), **args}
     problem = tool.validate(call)
     if problem:
         return ToolOutcome(llm_text=problem, error=problem, error_type="invalid_tool_params")
