@@ -23,6 +23,7 @@ summary call's usage is counted in the turn and the meter.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -34,6 +35,8 @@ from headwire.runtime.models.base import Finished, Model, ModelError, ModelReque
 
 PROBE_TOKENS = 6_000
 """The estimate past which the server is asked for its window (once)."""
+PROBE_TIMEOUT_S = 10.0
+"""How long the model listing may take before headwire goes on without it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,8 +120,9 @@ class ContextKeeper:
         if ask is None:
             return
         try:
-            window = await ask()
-        except Exception:  # a listing that fails tells nothing; the 400 still would
+            async with asyncio.timeout(PROBE_TIMEOUT_S):
+                window = await ask()
+        except Exception:  # a listing that fails or hangs tells nothing; the 400 still would
             return
         if isinstance(window, int) and window > 0 and self.window is None:
             self.window, self.source = window, "server"
@@ -227,4 +231,4 @@ def _excerpt(note: str, transcript: str) -> str:
     return head + transcript[-room:] if room else head
 
 
-__all__ = ["PROBE_TOKENS", "ContextKeeper", "ContextSettings"]
+__all__ = ["PROBE_TIMEOUT_S", "PROBE_TOKENS", "ContextKeeper", "ContextSettings"]

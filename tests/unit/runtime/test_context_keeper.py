@@ -119,3 +119,17 @@ def test_old_tool_results_are_cleared_after_the_idle_time() -> None:
     asyncio.run(keeper.before_call([], conversation))
     results = [m["content"] for m in conversation if m["role"] == "tool"]
     assert results == [cp.CLEARED_TOOL_RESULT] * 3 + ["z" * 100] * 2
+
+
+def test_a_hanging_model_listing_does_not_hold_the_call(monkeypatch: Any) -> None:
+    import headwire.runtime.context_keeper as keeper_module
+
+    class Hanging(SummaryModel):
+        async def server_window(self) -> int | None:
+            await asyncio.sleep(3600)
+            return 1
+
+    monkeypatch.setattr(keeper_module, "PROBE_TIMEOUT_S", 0.05)
+    keeper, _ = _keeper(Hanging(), window=None)
+    asyncio.run(keeper.before_call([], _conversation(2, size=30_000)))
+    assert keeper.window is None and keeper.budget().window == cp.DEFAULT_WINDOW
