@@ -28,6 +28,8 @@ GOLDEN = Path(__file__).resolve().parents[2] / "data" / "golden"
 SHAPES: dict[str, tuple[type, dict[str, str | None]]] = {
     "SystemInit": (sdk.SystemMessage, {"type": None, "qwen_code_version": "version"}),
     "SystemTaskStarted": (sdk.SystemMessage, {"type": None, "parent_tool_use_id": None}),
+    "SystemCompacting": (sdk.SystemMessage, {"type": None}),
+    "SystemCompactBoundary": (sdk.SystemMessage, {"type": None}),
     "AssistantMessage": (
         sdk.AssistantMessage,
         {
