@@ -21,7 +21,11 @@ Order within one model call: :class:`ModelCallStarted`, any number of :class:`Te
 Each tool call then runs: :class:`ToolCallPending`, :class:`ToolStarted` (only when it was
 allowed to run), any :class:`ToolProgress`, :class:`ToolFinished`.  A turn opens with
 :class:`TurnStarted` and :class:`UserPrompt` and ends with exactly one :class:`TurnFinished`,
-also when it is cancelled or fails.
+also when it is cancelled or fails.  A compaction of the conversation
+(:mod:`headwire.runtime.context_keeper`) is :class:`CompactionStarted` then
+:class:`CompactionFinished`, before a model call's :class:`ModelCallStarted`, or after it when
+the provider refused the request as too long (the call is then made again), or between turns
+for a manual one.
 """
 
 from __future__ import annotations
