@@ -44,6 +44,7 @@ from headwire.runtime.limits import (
     BudgetExceeded,
     Turn,
     TurnLimitExceeded,
+    check_budget,
     check_limits,
     duration_message,
 )
@@ -434,7 +435,8 @@ class Agent:
         system = self._system_prompt()
         tools = self._tool_schemas()
         fixed = [{"role": "system", "content": system}, *tools]
-        await self.context.before_call(fixed, self.conversation)
+        if await self.context.before_call(fixed, self.conversation):
+            check_budget(self.config)  # the summary call may have been the one that crossed it
         self.events(
             ev.ModelCallStarted(message_id=self.new_uuid(), model=model_name, parent=parent)
         )

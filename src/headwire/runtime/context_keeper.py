@@ -139,8 +139,9 @@ class ContextKeeper:
 
     async def before_call(
         self, fixed: list[dict[str, Any]], conversation: list[dict[str, Any]]
-    ) -> None:
-        """Clear old tool results, then compact when the next request would pass the trigger."""
+    ) -> bool:
+        """Clear old tool results, then compact when the next request would pass the trigger;
+        whether a compaction (a summary call) happened."""
         settings = self.settings
         idle = (
             settings.idle_minutes >= 0
@@ -154,7 +155,8 @@ class ContextKeeper:
         if not self._probed and estimate > PROBE_TOKENS:
             await self._probe()
         if estimate > self.budget().trigger:
-            await self.compact("auto", fixed, conversation, estimate)
+            return await self.compact("auto", fixed, conversation, estimate)
+        return False
 
     async def compact(
         self,

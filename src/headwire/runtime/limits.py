@@ -72,6 +72,12 @@ def check_limits(config: AgentConfig, session_turns: int) -> None:
     (so the call that crosses the budget is the last one)."""
     if 0 <= config.max_session_turns <= session_turns:
         raise TurnLimitExceeded(MAX_TURNS_MESSAGE)
+    check_budget(config)
+
+
+def check_budget(config: AgentConfig) -> None:
+    """The budget alone: also checked after a compaction's summary call, so the call that
+    crosses the budget is the last one whichever call it is."""
     budget = config.max_budget_usd
     if budget is None:
         return
@@ -92,6 +98,7 @@ __all__ = [
     "Turn",
     "TurnLimitExceeded",
     "budget_message",
+    "check_budget",
     "check_limits",
     "duration_message",
 ]
