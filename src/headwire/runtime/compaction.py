@@ -43,7 +43,8 @@ DEFAULT_WINDOW = 131_072
 DEFAULT_THRESHOLD = 0.85
 """``context.autoCompactThreshold``'s default: compact before a request passes 85% of the window."""
 SUMMARY_RESERVE = 2_048
-"""Tokens kept free under the trigger for the summary answer (small windows compact earlier)."""
+"""Tokens kept free under the trigger for the summary answer (at most an eighth of the window;
+so windows under 13,654 tokens compact earlier than the threshold says)."""
 TARGET_FRACTION = 0.45
 """A compacted request aims at this fraction of the trigger, so compactions stay rare."""
 SUMMARY_MAX_CHARS = 6_000
@@ -136,7 +137,8 @@ class Budget:
     @property
     def trigger(self) -> int:
         """A request estimated above this many tokens is compacted first."""
-        return max(1, int(min(self.threshold * self.window, self.window - SUMMARY_RESERVE)))
+        reserve = min(SUMMARY_RESERVE, self.window // 8)
+        return max(1, int(min(self.threshold * self.window, self.window - reserve)))
 
     @property
     def target(self) -> int:

@@ -288,7 +288,8 @@ def test_a_summary_call_that_crosses_the_budget_is_the_last() -> None:
     summary = {"text": "the summary", "usage": {"input_tokens": 200}}
     wire: list[Any] = []
     agent = make_agent([echo, echo, summary, {"text": "never"}], wire, budget=0.0005)
-    agent.context.settings = ContextSettings(window=1_000)  # every call past the second compacts
+    # a threshold this low compacts before every call past the second
+    agent.context.settings = ContextSettings(window=1_000, threshold=0.001)
     agent.context.window = 1_000
     done = asyncio.run(agent.run_turn("go"))
     assert done.subtype == "error_max_budget_usd"
