@@ -62,6 +62,7 @@ from headwire.runtime.models.base import (
 )
 from headwire.runtime.permissions import Decision
 from headwire.runtime.policy import Policy
+from headwire.runtime.pricing import lookup
 from headwire.runtime.prompt import build_system_prompt, prompt_suffix
 from headwire.runtime.redact import redact_outcome
 from headwire.runtime.structured import StructuredOutput, StructuredOutputFailed
@@ -207,15 +208,19 @@ class Agent:
         """The byte estimate of the request being made (compared with its real usage after)."""
         self._stats = _Stats()
         """The running turn's counts (the summary calls of a compaction count there too)."""
-        price = config.meter.price(model.name)
         self.context = ContextKeeper(
             config.context,
             model,
             events,
             config.parent_tool_use_id,
             self._count_side_usage,
-            price.context_window if price is not None else None,
+            self._table_window,
         )
+
+    def _table_window(self, model_name: str) -> int | None:
+        """``model_name``'s window in the price/model table (``None``: not listed)."""
+        entry = lookup(self.config.meter.prices, model_name)
+        return entry.context_window if entry is not None else None
 
     def _count_side_usage(self, usage: Usage) -> None:
         """A call outside the conversation (a compaction's summary): its usage and cost."""

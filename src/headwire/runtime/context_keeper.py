@@ -66,7 +66,7 @@ class ContextKeeper:
         publish: ev.EventSink,
         parent: str | None,
         count_usage: Callable[[ev.Usage], None],
-        table_window: int | None = None,
+        table_window: Callable[[str], int | None] = lambda name: None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.settings = settings
@@ -74,9 +74,11 @@ class ContextKeeper:
         self.publish = publish
         self.parent = parent
         self.count_usage = count_usage
-        self.window = settings.window or table_window
-        self.source = "settings" if settings.window else "table" if table_window else None
-        self._probed = self.window is not None
+        self._table = table_window
+        self._learned: dict[str, tuple[int, str]] = {}
+        """Per model name: the window its server or a refusal stated, and which."""
+        self._probed: set[str] = set()
+        """The model names whose server was asked."""
         self._clock = clock
         self._last_call: float | None = None
         """When the last model call finished (for the idle clearing)."""
@@ -84,6 +86,27 @@ class ContextKeeper:
         """``(real tokens of the last call, conversation length after it)``."""
         self._ratio = 1.0
         self.compactions = 0
+
+    @property
+    def window(self) -> int | None:
+        """The current model's window as known now (``None``: unknown, the default applies);
+        the model may change during a session (``set_model``, ``/model``)."""
+        return self._window_and_source()[0]
+
+    @property
+    def source(self) -> str | None:
+        """Where :attr:`window` comes from: settings, table, server or error."""
+        return self._window_and_source()[1]
+
+    def _window_and_source(self) -> tuple[int | None, str | None]:
+        if self.settings.window:
+            return self.settings.window, "settings"
+        name = self.model.name
+        table = self._table(name)
+        if table:
+            return table, "table"
+        learned = self._learned.get(name)
+        return (learned[0], learned[1]) if learned else (None, None)
 
     def budget(self) -> cp.Budget:
         """The limits in force now."""
@@ -115,7 +138,8 @@ class ContextKeeper:
         self._base = (usage.input_tokens + usage.output_tokens, len(conversation))
 
     async def _probe(self) -> None:
-        self._probed = True
+        name = self.model.name
+        self._probed.add(name)
         ask = getattr(self.model, "server_window", None)
         if ask is None:
             return
@@ -125,7 +149,7 @@ class ContextKeeper:
         except Exception:  # a listing that fails or hangs tells nothing; the 400 still would
             return
         if isinstance(window, int) and window > 0 and self.window is None:
-            self.window, self.source = window, "server"
+            self._learned[name] = (window, "server")
 
     def overflowed(self, error: ModelError) -> bool:
         """Whether ``error`` says the request was too long (then the window it states, if it
@@ -134,7 +158,7 @@ class ContextKeeper:
             return False
         stated = cp.window_in_error(error.message)
         if stated is not None and (self.window is None or stated < self.window):
-            self.window, self.source = stated, "error"
+            self._learned[self.model.name] = (stated, "error")
         return True
 
     async def before_call(
@@ -152,7 +176,7 @@ class ContextKeeper:
         if cp.clear_old_tool_results(conversation, threshold, settings.clear_keep):
             self._base = None
         estimate = self.estimate(fixed, conversation)
-        if not self._probed and estimate > PROBE_TOKENS:
+        if self.window is None and self.model.name not in self._probed and estimate > PROBE_TOKENS:
             await self._probe()
         if estimate > self.budget().trigger:
             return await self.compact("auto", fixed, conversation, estimate)

@@ -290,7 +290,6 @@ def test_a_summary_call_that_crosses_the_budget_is_the_last() -> None:
     agent = make_agent([echo, echo, summary, {"text": "never"}], wire, budget=0.0005)
     # a threshold this low compacts before every call past the second
     agent.context.settings = ContextSettings(window=1_000, threshold=0.001)
-    agent.context.window = 1_000
     done = asyncio.run(agent.run_turn("go"))
     assert done.subtype == "error_max_budget_usd"
     assert agent.config.meter.spent_usd() == (10 + 10 + 200) * 3 / 1e6

@@ -133,3 +133,22 @@ def test_a_hanging_model_listing_does_not_hold_the_call(monkeypatch: Any) -> Non
     keeper, _ = _keeper(Hanging(), window=None)
     asyncio.run(keeper.before_call([], _conversation(2, size=30_000)))
     assert keeper.window is None and keeper.budget().window == cp.DEFAULT_WINDOW
+
+
+def test_the_window_follows_a_change_of_model() -> None:
+    """``set_model`` / ``/model`` rename the model: the table's window for the new name
+    applies, and what a server or refusal taught stays with the model it was about."""
+    model = SummaryModel()
+    table = {"big": 1_000_000, "small": 32_000}
+    keeper = ContextKeeper(
+        ContextSettings(), model, [].append, None, [].append, table_window=table.get
+    )
+    assert keeper.window is None
+    keeper.overflowed(ModelError("maximum context length is 16000 tokens", status=400))
+    assert (keeper.window, keeper.source) == (16_000, "error")
+    model.name = "small"
+    assert (keeper.window, keeper.source) == (32_000, "table")
+    model.name = "big"
+    assert keeper.budget().window == 1_000_000
+    model.name = "fake-model"
+    assert keeper.window == 16_000
