@@ -212,7 +212,6 @@ def test_compact_control_request(tmp_path: Path) -> None:
             + user(PROMPT)
             + control("r2", "compact")
             + user("And now? [after-compact]")
-            + control("r3", "get_context_usage")
         )
         proc = _run(fake, tmp_path, "--input-format", "stream-json", stdin=stdin)
         assert proc.returncode == 0, proc.stderr
@@ -224,14 +223,6 @@ def test_compact_control_request(tmp_path: Path) -> None:
         )
         body = answer["response"]["response"]
         assert body["compacted"] and body["post_tokens"] < body["pre_tokens"]
-        usage = next(
-            m["response"]["response"]
-            for m in messages
-            if m["type"] == "control_response" and m["response"]["request_id"] == "r3"
-        )
-        assert usage["maxTokens"] == 131_072  # the default: nothing told the window
-        assert usage["autoCompactTokens"] == int(0.85 * 131_072)
-        assert usage["totalTokens"] == sum(c["tokens"] for c in usage["categories"])
         boundary = next(m for m in messages if m.get("subtype") == "compact_boundary")
         assert boundary["compact_metadata"]["trigger"] == "manual"
         last = fake.requests[-1]["messages"]

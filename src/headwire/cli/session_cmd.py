@@ -362,25 +362,19 @@ class Session:
             )
 
     def _context_usage(self) -> m.JsonDict:
-        """The context size as the next request would carry it (the estimate compaction uses:
-        the last call's real usage plus what was added), the window and the compaction point."""
-        agent = self.runtime.agent
-        conversation = agent.conversation
-        fixed = agent.fixed_request_parts()
-        total = agent.context.estimate(fixed, conversation)
-        system = min(total, agent.context.raw_estimate(fixed, []))
-        budget = agent.context.budget()
+        """An estimate of the context size: characters / 4 over the conversation."""
+        conversation = self.runtime.agent.conversation
+        chars = 0
+        for msg in conversation:
+            chars += len(str(msg.get("content") or ""))
+            for call in msg.get("tool_calls") or []:
+                chars += len(str(call.get("function", {}).get("arguments", "")))
+        tokens = chars // 4
         return {
             "subtype": "get_context_usage",
-            "categories": [
-                {"name": "System prompt and tools", "tokens": system, "color": "default"},
-                {"name": "Messages", "tokens": total - system, "color": "default"},
-            ],
-            "totalTokens": total,
+            "categories": [{"name": "Messages", "tokens": tokens, "color": "default"}],
+            "totalTokens": tokens,
             "messages": len(conversation),
-            "maxTokens": budget.window,
-            "percentage": round(100 * total / budget.window, 1),
-            "autoCompactTokens": budget.trigger,
         }
 
     def handle_line(self, raw: bytes) -> None:
