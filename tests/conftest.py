@@ -9,17 +9,23 @@ A suite started in the background (``pytest &`` from a script, ``nohup``) inheri
 ignored, and every headwire it starts would too: headwire keeps an ignored signal ignored, as
 ``nohup`` asks, so the signal tests would wait for an exit that never comes.  The suite takes
 SIGINT back before any test runs.
+
+The caller's terminal type, locale, width and colour switches never reach a test: the suite
+runs in the fixed environment of :mod:`tests.environment`.
 """
 
 from __future__ import annotations
 
+import os
 import signal
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from tests import wire_schema, wire_tap
+from tests import environment, wire_schema, wire_tap
+
+environment.apply(os.environ)  # before any test module is imported
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -64,3 +64,25 @@ def json_values() -> st.SearchStrategy[Any]:
         ),
         max_leaves=30,
     )
+
+
+def terminal_sequences(max_pieces: int = 40) -> st.SearchStrategy[str]:
+    """Text mixed with what drives a terminal: C0 and C1 controls, DEL, and OSC (a title, a
+    clipboard write), CSI (a cursor move, a clear, a colour), DCS sequences, in their 7-bit
+    (ESC) and 8-bit (C1) forms, whole or cut short."""
+    word = st.text(st.characters(codec="utf-8"), max_size=8)
+    param = st.text("0123456789;?", max_size=6)
+    body = st.text(st.characters(min_codepoint=0x20, max_codepoint=0x7E), max_size=12)
+    end = st.sampled_from(["\x07", "\x1b\\", "\x9c", ""])
+    piece = st.one_of(
+        word,
+        st.characters(max_codepoint=0x1F),
+        st.characters(min_codepoint=0x7F, max_codepoint=0x9F),
+        st.builds(lambda n, b, e: f"\x1b]{n};{b}{e}", st.sampled_from("0125"), body, end),
+        st.builds(lambda b, e: f"\x9d52;c;{b}{e}", body, end),
+        st.builds(lambda p, f: f"\x1b[{p}{f}", param, st.sampled_from("ABCDHJKmsuhl")),
+        st.builds(lambda p, f: f"\x9b{p}{f}", param, st.sampled_from("HJm")),
+        st.builds(lambda b, e: f"\x1bP{b}{e}", body, end),
+        st.builds(lambda b: f"\x90{b}\x9c", body),
+    )
+    return st.lists(piece, max_size=max_pieces).map("".join)

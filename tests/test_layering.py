@@ -10,6 +10,7 @@ SRC = Path(__file__).resolve().parent.parent / "src" / "headwire"
 # Lower rank = lower layer.  A module may import its own layer and the ones below it.
 LAYERS: dict[str, int] = {
     "errors": 0,
+    "printable": 0,
     "wire": 0,
     "projection": 1,
     "protocol": 2,

@@ -10,7 +10,7 @@
     │   └── RemoteProtocolError  the peer sent something the protocol forbids
     ├── ToolError          a tool refused or failed a call (the model reads the message)
     ├── ModelServerError   a model call failed (status, retryable)
-    ├── RunLimitError      a run hit a limit (turns, budget, time)
+    ├── RunLimitError      a run hit a limit (turns, budget, time, tool calls)
     ├── StorageError       the data directory (recordings, artifacts) cannot be used
     └── SDKError           errors of the Python client (:mod:`headwire.sdk`)
 
@@ -33,7 +33,10 @@ class ExitCode(IntEnum):
     USAGE = 2
     """Bad flags or input, found before the run started."""
     TURN_LIMIT = 53
-    """``--max-session-turns`` / ``--max-turns`` was reached (Qwen Code's code)."""
+    """A run limit other than ``--max-tool-calls`` was reached: ``--max-session-turns`` /
+    ``--max-turns`` (Qwen Code's code), ``--max-budget-usd``, ``--max-duration``."""
+    RUN_BUDGET = 55
+    """``--max-tool-calls`` was reached (Qwen Code's code for its run budgets)."""
     INTERRUPTED = 130
     """SIGINT (128 + 2), as a shell reports it."""
     BROKEN_PIPE = 141

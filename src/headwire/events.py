@@ -355,9 +355,9 @@ class RunCost:
     by_model: tuple[tuple[str, ModelCost], ...] = ()
 
 
-Limit = Literal["turns", "budget", "duration"]
+Limit = Literal["turns", "budget", "duration", "tool_calls"]
 """Which run limit ended a turn: ``--max-session-turns``/``--max-turns``,
-``--max-budget-usd``, ``--max-duration``."""
+``--max-budget-usd``, ``--max-duration``, ``--max-tool-calls``."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

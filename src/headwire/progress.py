@@ -10,7 +10,8 @@ is passed in (``now``, in seconds); nothing here reads a clock or writes anythin
 renderer lives in :mod:`headwire.cli.progress`.
 
 Everything shown comes from tools and models and may hold terminal control sequences:
-every string a note carries went through :func:`printable`.
+every string a note carries, and the streaming text of the live region, went through
+:func:`~headwire.printable.printable`.
 """
 
 from __future__ import annotations
@@ -21,27 +22,15 @@ from typing import Any, Literal
 
 from headwire import events as ev
 from headwire.boundary import EXECUTION_DENIED, select_display
+from headwire.printable import printable
 from headwire.projection import project_tool_result_content
 
 NoteKind = Literal["call", "result", "failed", "denied", "delta", "text", "subagent", "summary"]
 
-_CONTROL = {c: f"^{chr(c + 64)}" for c in range(32) if chr(c) not in "\n\t"}
-_CONTROL[0x7F] = "^?"
-_CONTROL.update({c: f"\\x{c:02x}" for c in range(0x80, 0xA0)})
-_TRANSLATE = str.maketrans(_CONTROL)
-_ONE_LINE = str.maketrans({0x0A: " ", 0x09: " ", **_CONTROL})
 ARG_WIDTH = 72
 """Characters of a call's short arguments."""
 TAIL_CHARS = 4000
 """Characters of the streaming text kept for the live region."""
-
-
-def printable(text: str, *, one_line: bool = False) -> str:
-    """``text`` safe for a terminal: every C0 control character but newline and tab, DEL and
-    every C1 control character is shown as a caret or ``\\x`` escape (so no escape sequence
-    from a tool or a model reaches the terminal); with ``one_line``, newlines and tabs become
-    spaces too."""
-    return text.translate(_ONE_LINE if one_line else _TRANSLATE)
 
 
 def clip(text: str, width: int) -> str:
@@ -156,7 +145,8 @@ class ProgressFeed:
     streaming_since: float | None = None
     """When the current model call started, while it streams."""
     text_tail: str = ""
-    """The end of the text the current model call has streamed (for the live region)."""
+    """The end of the text the current model call has streamed (for the live region), through
+    :func:`~headwire.printable.printable`."""
     _text: list[str] = field(default_factory=list)
     _depths: dict[str, int] = field(default_factory=dict)
     _calls: dict[str, tuple[str, dict[str, Any], float]] = field(default_factory=dict)
@@ -179,7 +169,7 @@ class ProgressFeed:
             return []
         if isinstance(event, ev.TextDelta):
             self._text.append(event.text)
-            self.text_tail = (self.text_tail + event.text)[-TAIL_CHARS:]
+            self.text_tail = printable(self.text_tail + event.text[-TAIL_CHARS:])[-TAIL_CHARS:]
             return [Note("delta", printable(event.text), depth)]
         if isinstance(event, ev.ModelCallFinished):
             return self._model_finished(event, depth)

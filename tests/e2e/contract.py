@@ -67,10 +67,12 @@ def one_result(stdout: bytes, subtype: str) -> dict[str, Any]:
     return check_result(results[0], subtype)
 
 
-def expected_exit(subtype: str, *, limit: bool = False) -> int:
-    """The README's exit-code matrix for a one-shot run."""
+def expected_exit(subtype: str, *, limit: bool | str = False) -> int:
+    """The README's exit-code matrix for a one-shot run (``limit="tool_calls"``: 55)."""
     if subtype == "success":
         return ExitCode.OK
+    if limit == "tool_calls":
+        return ExitCode.RUN_BUDGET
     return ExitCode.TURN_LIMIT if limit else ExitCode.ERROR
 
 

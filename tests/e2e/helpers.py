@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tests.environment import fixed
 from tests.wire_schema import check_run
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,9 +37,9 @@ class Proc:
 
 
 def env_for(home: Path, **extra: str) -> dict[str, str]:
-    """A clean environment (no provider variables): private HOME/HEADWIRE_HOME, the source tree
-    on PYTHONPATH."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(PROVIDER_PREFIXES)}
+    """A clean environment (no provider variables, the fixed terminal type, locale and width of
+    :mod:`tests.environment`): private HOME/HEADWIRE_HOME, the source tree on PYTHONPATH."""
+    env = {k: v for k, v in fixed(os.environ).items() if not k.startswith(PROVIDER_PREFIXES)}
     env["HOME"] = str(home)
     env["HEADWIRE_HOME"] = str(home / ".headwire")
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), str(ROOT)])

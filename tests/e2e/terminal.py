@@ -1,8 +1,14 @@
 """A real terminal for tests: one command in a private tmux server, driven with ``send-keys``
-and read with ``capture-pane`` (what a person would see, after tmux's terminal emulation)."""
+and read with ``capture-pane`` (what a person would see, after tmux's terminal emulation).
+
+The pane is :data:`WIDTH` by :data:`HEIGHT`, its ``TERM`` is :data:`TERM` (what tmux emulates,
+never the caller's) and its locale UTF-8; tmux itself runs in UTF-8 mode with a fixed
+environment, so a caller's ``TERM=dumb`` or ``LANG=C`` changes nothing.
+"""
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import shutil
@@ -13,7 +19,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.environment import fixed
+
 WIDTH, HEIGHT = 120, 40
+TERM = "xterm-256color"
+"""The pane's terminal type."""
 
 
 def need_tmux() -> str:
@@ -25,18 +35,36 @@ def need_tmux() -> str:
 
 
 class Tmux:
-    """One tmux session running ``argv`` in ``cwd`` with exactly ``env`` (its own socket)."""
+    """One tmux session running ``argv`` in ``cwd`` with exactly ``env`` (its own socket), plus
+    the pane's ``TERM`` and a UTF-8 locale (``term`` for another terminal type)."""
 
-    def __init__(self, tmp: Path, argv: list[str], env: Mapping[str, str], cwd: Path) -> None:
+    def __init__(
+        self,
+        tmp: Path,
+        argv: list[str],
+        env: Mapping[str, str],
+        cwd: Path,
+        *,
+        term: str = TERM,
+    ) -> None:
         self.tmux = need_tmux()
         self.socket = tmp / "tmux.sock"
-        env = {"TERM": "xterm-256color", "LANG": "C.UTF-8", **env}
+        self.env = {
+            "PATH": os.environ.get("PATH", os.defpath),
+            "TERM": TERM,
+            "LANG": "C.UTF-8",
+            "TMUX_TMPDIR": str(tmp),
+        }
+        env = {**fixed(env), "TERM": term, "LANG": "C.UTF-8"}
         command = " ".join(
             ["exec", "env", "-i", *(shlex.quote(f"{k}={v}") for k, v in env.items())]
             + [shlex.quote(a) for a in argv]
         )
         config = tmp / "tmux.conf"
-        config.write_text("set-option -g remain-on-exit on\nset-option -g history-limit 5000\n")
+        config.write_text(
+            "set-option -g remain-on-exit on\nset-option -g history-limit 5000\n"
+            "set-option -g set-clipboard on\n"  # an OSC 52 write makes a paste buffer
+        )
         self._run(
             "-f",
             str(config),
@@ -55,7 +83,8 @@ class Tmux:
 
     def _run(self, *args: str) -> str:
         done = subprocess.run(
-            [self.tmux, "-S", str(self.socket), *args],
+            [self.tmux, "-u", "-S", str(self.socket), *args],
+            env=self.env,
             capture_output=True,
             text=True,
             timeout=20,
@@ -107,6 +136,15 @@ class Tmux:
             if time.monotonic() > deadline:
                 raise AssertionError(f"no prompt #{count} after {timeout}s:\n{screen}")
             time.sleep(0.005)
+
+    def title(self) -> str:
+        """The pane's title (an OSC 0 or 2 sequence the command wrote sets it)."""
+        return self._run("display-message", "-p", "-t", "t", "#{pane_title}").strip()
+
+    def buffers(self) -> list[str]:
+        """The paste buffers' contents (each OSC 52 clipboard write the command made)."""
+        names = self._run("list-buffers", "-F", "#{buffer_name}").split()
+        return [self._run("show-buffer", "-b", name) for name in names]
 
     def pid(self) -> int:
         """The process id of the command."""

@@ -1,7 +1,7 @@
 """``headwire --acp``: each ending of a turn answers ``session/prompt`` with the right
 ``stopReason`` (the README's exit-code matrix, ACP column): ``end_turn``, ``max_tokens`` and
 ``refusal`` (the model's last call stopped so), ``cancelled``, ``max_turn_requests`` for every run
-limit (turns, budget, wall-clock time), and a JSON-RPC error for a failed model call."""
+limit (turns, budget, wall-clock time, tool calls), and a JSON-RPC error for a failed model call."""
 
 from __future__ import annotations
 
@@ -114,6 +114,16 @@ def test_time_and_turn_limits(tmp_path: Path) -> None:
     assert acp.prompt("a")["result"] == {"stopReason": "max_turn_requests"}  # 1 s passed
     assert acp.prompt("b")["result"] == {"stopReason": "end_turn"}
     assert acp.prompt("c")["result"] == {"stopReason": "max_turn_requests"}  # 2 calls made
+    assert acp.close() == 0
+
+
+def test_tool_call_limit(tmp_path: Path) -> None:
+    """--max-tool-calls counts over the ACP session: the second call is refused."""
+    glob = {"tool": "glob", "args": {"pattern": "*"}}
+    script = write_script(tmp_path / "s.jsonl", [glob, {"text": "ok"}, glob, {"text": "never"}])
+    acp = Acp(tmp_path, ["--script", str(script), "--max-tool-calls", "1"])
+    assert acp.prompt("a")["result"] == {"stopReason": "end_turn"}
+    assert acp.prompt("b")["result"] == {"stopReason": "max_turn_requests"}
     assert acp.close() == 0
 
 

@@ -120,6 +120,41 @@ def test_budget(tmp_path: Path, mode: str) -> None:
     assert total == pytest.approx(4 * CALL_USD)  # the two calls before and the two now
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_max_tool_calls(tmp_path: Path, mode: str) -> None:
+    """--max-tool-calls 2 with a model that calls a tool forever: two calls run, the third is
+    answered without running, no further model call starts, exit 55, and one result."""
+    forever = {"text": "working", "tool": "run_shell_command", "args": {"command": "echo x >> n"}}
+    with FakeOpenAI([forever, {"repeat_last": True}]) as fake:
+        args = ["--auth-type", "openai", "-m", "fake-model", "--yolo", *MODES[mode]]
+        proc = run_cli(
+            [*args, "--max-tool-calls", "2", "-p", "x"],
+            tmp_path,
+            OPENAI_BASE_URL=fake.base_url,
+            OPENAI_API_KEY="k",
+        )
+        requests = len(fake.requests)
+    assert proc.returncode == expected_exit("error_during_execution", limit="tool_calls") == 55
+    assert requests == 3  # as Qwen Code: the third answer's call is the one refused
+    assert (tmp_path / "proj" / "n").read_text() == "x\n" * 2
+    result = one_result(proc.stdout, "error_during_execution")
+    assert result["errors"][0].startswith("Reached --max-tool-calls 2") and result["result"]
+    assert result["num_turns"] == 3 and result["stop_reason"] == "tool_use"
+    blocks = [
+        b
+        for m in messages_of(proc.stdout)
+        if m["type"] in ("assistant", "user")
+        for b in m["message"]["content"]
+        if b["type"] in ("tool_use", "tool_result")
+    ]
+    assert [b["type"] for b in blocks] == ["tool_use", "tool_result"] * 3
+    assert [b.get("is_error") for b in blocks[1::2]] == [False, False, True]
+    with FakeOpenAI([{"text": "done"}]) as fake:  # the recording is complete: it resumes
+        args += ["--resume", result["session_id"], "--max-tool-calls", "2", "-p", "go on"]
+        resumed = run_cli(args, tmp_path, OPENAI_BASE_URL=fake.base_url, OPENAI_API_KEY="k")
+    assert resumed.returncode == 0 and one_result(resumed.stdout, "success")["result"] == "done"
+
+
 def test_budget_needs_a_price(tmp_path: Path) -> None:
     proc = run_cli(
         [*scripted(tmp_path, []), "--max-budget-usd", "1", "-o", "stream-json", "-p", "x"],

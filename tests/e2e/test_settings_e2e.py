@@ -37,7 +37,7 @@ def test_context_files_reach_the_model_in_upstream_order(tmp_path: Path) -> None
     (proj / ".git").mkdir(parents=True)
     write(home / "QWEN.md", "user qwen")
     write(home / "AGENTS.md", "user agents")
-    write(tmp_path / "QWEN.md", "parent of the repository")
+    write(tmp_path / "QWEN.md", "parent of the repository")  # above the root: not read
     write(proj / "QWEN.md", "project qwen")
     write(proj / "AGENTS.md", "project agents")
     write(proj / "append.txt", "appended from a file")
@@ -49,9 +49,9 @@ def test_context_files_reach_the_model_in_upstream_order(tmp_path: Path) -> None
         )
         system = system_of(fake.requests[0])
     assert proc.returncode == 0, proc.stderr
+    assert "parent of the repository" not in system
     bodies = [
         "user qwen",
-        "parent of the repository",
         "project qwen",
         "user agents",
         "project agents",
@@ -72,12 +72,16 @@ def test_system_prompt_file_and_custom_context_names(tmp_path: Path) -> None:
     write(proj / "RULES.md", "custom rules")
     write(proj / "QWEN.md", "not loaded")
     write(proj / ".headwire" / "settings.json", {"context": {"fileName": "RULES.md"}})
-    with FakeOpenAI([{"text": "ok"}]) as fake:
-        proc = run(fake, ["-m", "m", "--system-prompt-file", "prompt.md", "-p", "hi"], tmp_path)
-        system = system_of(fake.requests[0])
+    with FakeOpenAI([{"text": "ok"}, {"text": "ok"}]) as fake:
+        args = ["-m", "m", "--system-prompt-file", "prompt.md", "-p", "hi"]
+        proc = run(fake, args, tmp_path, HEADWIRE_TRUST_PROJECT="1")
+        untrusted = run(fake, args, tmp_path)
+        system, default = (system_of(body) for body in fake.requests)
     assert proc.returncode == 0, proc.stderr
     assert system.startswith("You are a test prompt.\n\n---\n\n--- Context from: RULES.md ---")
     assert "not loaded" not in system
+    assert untrusted.returncode == 0 and "ignoring context.fileName" in untrusted.stderr
+    assert "not loaded" in default and "custom rules" not in default  # the default names
     both = run_cli(
         ["--system-prompt", "a", "--system-prompt-file", "prompt.md", "-p", "x"], tmp_path
     )

@@ -5,12 +5,20 @@
   with stderr on a pipe, where stderr shows no progress at all.
 * The REPL (tmux, against the fake OpenAI server): asks for approval and obeys ``y`` and ``n``;
   slash commands never reach the model; Ctrl-C during a 30 s tool returns to the prompt in
-  under 0.5 s with the process alive; Ctrl-D at an empty prompt leaves with 0.
+  under 0.5 s with the process alive; Ctrl-D at an empty prompt leaves with 0; keys typed
+  while the model thinks never answer the approval question that follows.
+* Model text with OSC 2 (title), OSC 52 (clipboard), CSI, DCS and C1 sequences changes no
+  title and no clipboard and shows as ``^[`` wherever it reaches the terminal.
+
+Each pane gets its own TERM and locale (:mod:`tests.e2e.terminal`): the caller's ``TERM=dumb``
+or ``LANG=C`` changes nothing.
 """
 
 from __future__ import annotations
 
+import base64
 import os
+import shlex
 import subprocess
 import sys
 import time
@@ -25,7 +33,8 @@ from tests.fakes.fake_openai import FakeOpenAI
 
 ESC = "\x1b"
 ANSWER = b"The answer.\nSecond line.\n"
-KEEP = ("PATH", "HOME", "HEADWIRE_HOME", "PYTHONPATH", "TERM", "LANG")
+KEEP = ("PATH", "HOME", "HEADWIRE_HOME", "PYTHONPATH")
+"""What a tmux pane's command gets from :func:`env_for` (the pane sets its own TERM, locale)."""
 SHELL = "run_shell_command"
 
 
@@ -118,6 +127,81 @@ def test_verbose_without_a_terminal_writes_plain_lines(tmp_path: Path) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
+# Text from models and tools on a real terminal: shown as ^[, never run.
+
+
+def _hostile(mark: str) -> str:
+    """Text that retitles the window (OSC 2), writes the clipboard (OSC 52), clears the screen
+    and moves the cursor (CSI), asks the terminal a question (DCS) and opens an 8-bit CSI."""
+    clip = base64.b64encode(f"CLIP-{mark}".encode()).decode()
+    return (
+        f"<{mark}>\x1b]2;TITLE-{mark}\x07\x1b]52;c;{clip}\x07\x1b[2J\x1b[H"
+        f"\x1bP+q544e\x1b\\\x9b31m</{mark}>"
+    )
+
+
+def _shown(mark: str) -> str:
+    """:func:`_hostile` as the terminal must show it."""
+    clip = base64.b64encode(f"CLIP-{mark}".encode()).decode()
+    return f"<{mark}>^[]2;TITLE-{mark}^G^[]52;c;{clip}^G^[[2J^[[H^[P+q544e^[\\\\x9b31m</{mark}>"
+
+
+SURFACES = ("live", "answer", "error", "schema", "show", "repl")
+"""Where model text reaches a person: the live region of a ``-p`` run's progress, its answer
+on a terminal stdout, text mode's error line, a ``--json-schema`` failure's "it began",
+``sessions show`` (the recorded prompt), the REPL's answer."""
+
+
+def test_model_text_never_drives_the_terminal(tmp_path: Path) -> None:
+    home, proj = tmp_path / "home", tmp_path / "proj"
+    home.mkdir()
+    proj.mkdir()
+    session = "5f0c2a8e-1b7d-4c3e-9a6f-2d4b8e1c7a90"
+    scripts: dict[str, list[dict[str, Any]]] = {
+        "run": [
+            {"text": _hostile("live"), "tool": SHELL, "args": {"command": "echo hi"}},
+            {"text": _hostile("answer")},
+        ],
+        "error": [{"error": _hostile("error")}],
+        "schema": [{"text": _hostile("schema")}] * 3,
+        "repl": [{"text": _hostile("repl")}],
+    }
+    files = {
+        name: write_script(tmp_path / f"{name}.jsonl", turns) for name, turns in scripts.items()
+    }
+    hw = f"{shlex.quote(sys.executable)} -m headwire"
+    steps = [
+        f"{hw} -m scripted --script {files['run']} --yolo --session-id {session} "
+        f"-p {shlex.quote(_hostile('show'))}",
+        f"{hw} -m scripted --script {files['error']} -p go",
+        f'{hw} -m scripted --script {files["schema"]} --json-schema \'{{"type":"object"}}\' -p go',
+        f"{hw} sessions show {session}",
+        f"exec {hw} -m scripted --script {files['repl']}",
+    ]
+    runner = tmp_path / "run.sh"
+    runner.write_text("\n".join(steps) + "\n")
+    env = {k: v for k, v in env_for(home).items() if k in KEEP}
+    term = Tmux(tmp_path, ["sh", str(runner)], env, proj)
+    try:
+        term.wait("Ctrl-D leaves", timeout=60)
+        term.wait_prompt(1)
+        term.type("go")
+        term.wait("</repl>")
+        term.wait_prompt(2)
+        term.send("C-d")
+        assert term.wait_exit() == 0
+        screen = term.screen(history=True)
+        title, buffers = term.title(), term.buffers()
+    finally:
+        term.close()
+    problems = [f"not shown as ^[: {mark}" for mark in SURFACES if _shown(mark) not in screen]
+    if "TITLE-" in title:
+        problems.append(f"an OSC 2 retitled the window: {title!r}")
+    problems += [f"an OSC 52 wrote the clipboard: {text!r}" for text in buffers]
+    assert not problems, "\n".join(problems) + "\n" + screen
+
+
+# ---------------------------------------------------------------------------------------------
 # The REPL in tmux.
 
 
@@ -188,6 +272,38 @@ def test_repl_asks_obeys_and_keeps_slash_commands_local(tmp_path: Path) -> None:
     assert "make yes.txt" in contents and "make no.txt" in contents and "make stop.txt" in contents
     for command in SLASH:
         assert command not in contents
+
+
+def test_repl_keys_typed_before_a_question_never_answer_it(tmp_path: Path) -> None:
+    """Typed while the model thinks, ``also run the tests`` must not be read as ``a`` (allow
+    from now on): the question waits for a key pressed after it appears."""
+    slow = {**_touch("one.txt"), "delay_s": 2.0}
+    replies = [slow, _touch("two.txt"), {"text": "done both"}]
+    with FakeOpenAI(replies) as fake:
+        term = _repl(tmp_path, fake)
+        try:
+            term.wait_prompt(1, timeout=30)
+            term.type("make files")
+            term.wait("thinking")  # the turn runs; the model has not answered yet
+            assert not (tmp_path / "proj" / "one.txt").exists()
+            term.send("-l", "also run the tests")
+            term.send("Enter")
+            term.wait(r"\? allow run_shell_command: touch one.txt")
+            screen = term.wait("typed before this question dropped", timeout=10)
+            assert not (tmp_path / "proj" / "one.txt").exists(), screen  # no key answered it
+            term.send("y")
+            term.wait(r"\? allow run_shell_command: touch two.txt")  # still asked: no "always"
+            assert (tmp_path / "proj" / "one.txt").exists()
+            term.send("n")
+            term.wait("done both")
+            term.wait_prompt(2)
+            assert not (tmp_path / "proj" / "two.txt").exists()
+            term.send("C-d")
+            assert term.wait_exit() == 0
+        finally:
+            term.close()
+        requests = list(fake.requests)
+    assert "also run the tests" not in _contents(requests)
 
 
 def test_repl_ctrl_c_cancels_a_running_tool_and_returns_to_the_prompt(tmp_path: Path) -> None:

@@ -21,6 +21,10 @@ understands:
 ``delay_s``           wait before answering; ``chunk_delay_s`` waits between events
 ``raw_json``          answer 200 with this object as ``application/json`` (a server that
                       ignores the streaming request)
+``endless_data_line`` answer 200 with one ``data:`` line that does not end: this many MiB
+                      of ``x``, sent until the client hangs up
+``endless_body``      with ``error_status``: an error body of this many MiB of text, sent
+                      until the client hangs up
 
 Each fake adds its own keys (see its module).  Unknown keys are an error.  ``window=N`` and
 ``long_task=LongTask(...)`` work as in :mod:`tests.fakes.fake_openai` (a request over the window
@@ -73,6 +77,8 @@ COMMON_KEYS = frozenset(
         "chunk_delay_s",
         "repeat_last",
         "raw_json",
+        "endless_data_line",
+        "endless_body",
     }
 )
 CALL_KEYS = frozenset({"name", "args", "id"})
@@ -234,13 +240,35 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True  # the client went away; nothing to tell it
 
+    def _send_endless(self, status: int, content_type: str, first: bytes, mib: Any) -> None:
+        """A chunked body of ``first`` and ``mib`` MiB of ``x`` (no line end), until the client
+        hangs up."""
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Transfer-Encoding", "chunked")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+        chunk = b"x" * (1 << 20)
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(first) or 1, first or b"x"))
+        for _ in range(int(mib)):
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
     def _answer(self, reply: Reply, number: int, model: str) -> None:
         fake = self.server.fake
         if reply.get("delay_s"):
             time.sleep(float(reply["delay_s"]))
+        if "endless_data_line" in reply:
+            self._send_endless(200, "text/event-stream", b"data: ", reply["endless_data_line"])
+            return
         if "error_status" in reply:
             status = int(reply["error_status"])
             headers = {"Retry-After": str(reply["retry_after"])} if "retry_after" in reply else {}
+            if "endless_body" in reply:
+                self._send_endless(status, "text/plain", b"", reply["endless_body"])
+                return
             if "error_body" in reply:
                 data = str(reply["error_body"]).encode()
                 self.send_body(status, data, "text/plain", headers)

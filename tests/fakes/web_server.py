@@ -3,14 +3,20 @@
 Routes: ``/page`` (HTML with a script, a style, an image and a link), ``/text``, ``/json``,
 ``/big?n=BYTES`` (HTML of that size), ``/huge`` (more than 10 MiB, streamed without a
 length), ``/same`` (302 to ``/page``), ``/cross`` (302 to the same path on ``localhost``),
-``/loop`` (302 to itself), ``/slow?s=SECONDS``, ``/bin`` (PNG bytes), ``/missing`` (404).
+``/loop`` (302 to itself), ``/slow?s=SECONDS``, ``/bin`` (PNG bytes), ``/missing`` (404),
+``/bomb?mib=N&enc=gzip,gzip`` (N MiB of zeros as text, sent with that ``Content-Encoding``:
+a decompression bomb, 2.5 KB for 1 GiB under ``gzip, gzip``).
 Every request path is recorded in ``requests``.
 """
 
 from __future__ import annotations
 
+import functools
+import gzip
+import struct
 import threading
 import time
+import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
@@ -23,6 +29,28 @@ PAGE = (
     "<ul><li>one</li><li>two</li></ul><pre><code>x = 1</code></pre></body></html>"
 )
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)) * 4
+
+
+@functools.lru_cache(maxsize=8)
+def bomb(mib: int, encodings: tuple[str, ...]) -> bytes:
+    """``mib`` MiB of zeros encoded by ``encodings`` in order (``gzip``, ``deflate``), built
+    without compressing it all: after a full flush the compressor starts over, so every MiB
+    compresses to the same bytes."""
+    zeros = bytes(1 << 20)
+    packer = zlib.compressobj(9, zlib.DEFLATED, -zlib.MAX_WBITS)
+    block = packer.compress(zeros) + packer.flush(zlib.Z_FULL_FLUSH)
+    raw = block * mib + packer.flush()
+    first, *rest = encodings
+    if first == "gzip":
+        crc = functools.reduce(lambda c, _: zlib.crc32(zeros, c), range(mib), 0)
+        trailer = struct.pack("<II", crc, (mib << 20) & 0xFFFFFFFF)
+        data = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\xff" + raw + trailer
+    else:
+        adler = functools.reduce(lambda a, _: zlib.adler32(zeros, a), range(mib), 1)
+        data = b"\x78\xda" + raw + struct.pack(">I", adler)
+    for name in rest:
+        data = gzip.compress(data) if name == "gzip" else zlib.compress(data, 9)
+    return data
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -81,6 +109,13 @@ class _Handler(BaseHTTPRequestHandler):
         elif route == "/slow":
             time.sleep(float(query.get("s", ["5"])[0]))
             self._send(200, b"late", "text/plain")
+        elif route == "/bomb":
+            encodings = query.get("enc", ["gzip"])[0]
+            body = bomb(int(query.get("mib", ["64"])[0]), tuple(encodings.split(",")))
+            try:
+                self._send(200, body, "text/plain", {"Content-Encoding": encodings})
+            except (BrokenPipeError, ConnectionResetError):
+                self.close_connection = True
         elif route == "/bin":
             self._send(200, PNG, "image/png")
         else:
@@ -94,6 +129,13 @@ class _Server(ThreadingHTTPServer):
     def __init__(self) -> None:
         self.requests: list[str] = []
         super().__init__(("127.0.0.1", 0), _Handler)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hung up early (a capped or cancelled fetch) is not an error."""
+        import sys
+
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
 
 class WebServer:

@@ -23,7 +23,7 @@ import pytest
 
 from tests.e2e.helpers import run_cli
 from tests.e2e.providers import PROVIDERS
-from tests.faults.util import chats, no_traceback, read_recording
+from tests.faults.util import Cli, chats, no_traceback, read_recording, start
 from tests.paths import DATA
 
 DROP_BEFORE_OUTPUT = {"openai": 1, "anthropic": 2, "gemini": 0}
@@ -202,3 +202,86 @@ def test_unicode_line_separators_inside_json_stay_text(tmp_path: Path) -> None:
         proc = run("openai", fake, ["-o", "text", "-p", "hi"], tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.decode() == "line one\u2028line two \u0085end\u2029\x1c.\n"
+
+
+MIB = 1024 * 1024
+
+
+def run_watched(provider: str, fake: Any, args: list[str], tmp: Path) -> tuple[Cli, int, float]:
+    """Run headwire to its end, sampling its own peak RSS; ``(cli, exit code, seconds)``."""
+    spec = PROVIDERS[provider]
+    started = time.monotonic()
+    cli = start([*spec.flags(), "--yolo", *args], tmp, env=spec.env(fake))
+    code = cli.wait(timeout=120)
+    return cli, code, time.monotonic() - started
+
+
+@pytest.mark.parametrize("provider", NAMES)
+def test_a_data_line_that_never_ends_is_cut_off_with_a_clear_error(
+    tmp_path: Path, provider: str
+) -> None:
+    """A ``data:`` line of 256 MiB (the fake stops there; a hostile server need not): the
+    stream is closed once the line passes 16 MiB, the turn ends with an error saying so, and
+    memory stays bounded.  Before, the line grew in memory (about 120 MB/s) with no error."""
+    with PROVIDERS[provider].fake([{"endless_data_line": 256}]) as fake:
+        cli, code, took = run_watched(provider, fake, ["-o", "stream-json", "-p", "hi"], tmp_path)
+    peak = cli.peak_rss_mb()
+    print(f"{provider}: endless data line: exit {code} after {took:.1f} s, peak RSS {peak:.0f} MiB")
+    assert peak < 150
+    assert code == 1, cli.stderr
+    message = cli.stdout_lines()[-1]["error"]["message"]
+    assert message == (
+        "Model server sent an unusable answer: a line of the stream is longer than "
+        f"{16 * MIB} bytes; it was closed"
+    )
+    assert len([e for e in fake.log if e["method"] == "POST"]) == 1  # not retried
+    no_traceback(cli.stderr)
+
+
+@pytest.mark.parametrize("provider", NAMES)
+def test_an_error_body_that_never_ends_is_read_only_in_part(tmp_path: Path, provider: str) -> None:
+    """A 400 whose body is 256 MiB of text: its first 64 KiB are read, the message quotes the
+    first 500 characters, and memory stays bounded.  Before, the whole body was read (a
+    200 MB body peaked at 833 MB; an endless one grew without end)."""
+    reply = {"error_status": 400, "endless_body": 256}
+    with PROVIDERS[provider].fake([reply]) as fake:
+        cli, code, took = run_watched(provider, fake, ["-o", "stream-json", "-p", "hi"], tmp_path)
+    peak = cli.peak_rss_mb()
+    print(
+        f"{provider}: endless error body: exit {code} after {took:.1f} s, peak RSS {peak:.0f} MiB"
+    )
+    assert peak < 150
+    assert code == 1, cli.stderr
+    message = cli.stdout_lines()[-1]["error"]["message"]
+    assert message.startswith("Model server returned HTTP 400 Bad Request: xxxx")
+    assert len(message) == 503 and message.endswith("x...")
+    assert took < 30
+
+
+@pytest.mark.parametrize(
+    ("provider", "reply"),
+    [
+        ("anthropic", {"error_status": 400, "message": "m" * (5 * MIB)}),
+        ("gemini", {"error_status": 400, "message": "m" * (5 * MIB)}),
+        ("anthropic", {"error_event": "e" * (5 * MIB)}),
+        ("gemini", {"error_event": "e" * (5 * MIB)}),
+    ],
+    ids=["anthropic-body", "gemini-body", "anthropic-event", "gemini-event"],
+)
+def test_a_huge_error_message_is_cut_to_500_characters(
+    tmp_path: Path, provider: str, reply: dict[str, Any]
+) -> None:
+    """A 5 MiB message, in an error body or in an error event mid-stream: the ``result`` line
+    stays short enough for any SDK's 64 KiB line limit and its message is cut to 500
+    characters, as the README promises; so is the text-mode line on stderr.  Before, the whole
+    5 MiB reached the wire (a 10.5 MB ``result`` line)."""
+    replies = {"replies": [reply], "default": reply}
+    with PROVIDERS[provider].fake(replies) as fake:
+        proc = run(provider, fake, ["-o", "stream-json", "-p", "hi"], tmp_path)
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    last = proc.stdout.splitlines()[-1]
+    assert len(last) < 64 * 1024
+    message = json.loads(last)["error"]["message"]
+    assert len(message) == 503 and message.endswith("...")
+    assert max((len(line) for line in proc.stderr.splitlines()), default=0) < 1000
+    assert len(json.dumps(last_record(proc.home))) < 64 * 1024

@@ -1,14 +1,17 @@
 """A signal ends every long-running tool step within 2 s, in every headless mode.
 
 For each step (a shell command, ``grep_search`` with a catastrophic pattern both on RE2 and in
-the ``re`` worker, ``glob`` with a catastrophic pattern, ``write_file`` onto a FIFO, an MCP call
-that never answers, a subagent running a command) a real ``headwire`` is started in text,
+the ``re`` worker, checking a ``--json-schema`` answer that is quadratic to validate, ``glob``
+with a catastrophic pattern, ``write_file`` onto a FIFO, an MCP call that never answers, a
+subagent running a command) a real ``headwire`` is started in text,
 stream-JSON and persistent-session mode; once the step runs, SIGTERM must end it with exit 143
 and SIGINT with 130, each within 2 s and without a traceback.  The six runs of a step run in
 parallel.
 
 Before the fix, the grep, glob and FIFO steps froze the process: Python ``re`` held the GIL (no
-signal handler ran) and ``asyncio.run`` waited forever for the thread blocked on the FIFO.
+signal handler ran) and ``asyncio.run`` waited forever for the thread blocked on the FIFO; the
+structured-output check ran ``jsonschema`` on the event loop's thread and was still running 8 s
+after SIGTERM.
 """
 
 from __future__ import annotations
@@ -31,6 +34,8 @@ from tests.faults.util import Cli, chats, descendants, no_traceback, start, wait
 FAKE_MCP = Path(__file__).resolve().parents[1] / "fakes" / "mcp_server.py"
 FREEZE_LINE = "def compute_total_price_for_all_items_in_cart(self, items, discount):\n"
 SLEEP = {"tool": "run_shell_command", "args": {"command": "sleep 30"}}
+UNIQUE_OBJECTS = json.dumps([{"k": i} for i in range(30_000)])
+"""A 300 KB answer whose ``uniqueItems`` check is quadratic in ``jsonschema`` (minutes)."""
 EXIT = {signal.SIGTERM: 143, signal.SIGINT: 130}
 LIMIT_S = 2.0
 MCP_LIMIT_S = 3.0
@@ -48,6 +53,15 @@ def _recorded(cli: Cli, name: str) -> bool:
     """Whether the recording holds the assistant's call of tool ``name`` (it is recorded just
     before the tool runs)."""
     return any(f'"name":"{name}"' in p.read_text(errors="replace") for p in chats(cli.home))
+
+
+def _cpu_s(cli: Cli) -> float:
+    """CPU seconds ``headwire`` itself has used (work done on its own threads)."""
+    try:
+        fields = Path(f"/proc/{cli.pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _child(cli: Cli, needle: str) -> bool:
@@ -91,6 +105,12 @@ STEPS: dict[str, Step] = {
         [],
         _freeze_file,
         lambda cli: _child(cli, "grep_worker"),
+    ),
+    "structured-check": (
+        [{"text": UNIQUE_OBJECTS}],
+        ["--json-schema", '{"type":"array","uniqueItems":true}'],
+        _nothing,
+        lambda cli: _child(cli, "headwire.runtime.structured") or _cpu_s(cli) > 3,
     ),
     "glob": (
         [_many("glob", {"pattern": "*a*a*a*a*a*a*a*a*a*a*b"}), SLEEP],

@@ -152,8 +152,9 @@ FAILURES: dict[str, list[dict[str, Any]]] = {
     ]
     * 4,
     "400-echo": [{"error_status": 400, "message": "invalid request for key {key}"}],
-    # The key across the 500-character cut of a raw body: 20 characters leaked before.
-    "400-long-raw-body-echo": [{"error_status": 400, "error_body": "x" * 480 + "{key} and more"}],
+    # The key across the 500-character cut of the message (44 characters of "Model server
+    # returned HTTP 400 Bad Request: " and 436 of body before it): 20 characters leaked before.
+    "400-long-raw-body-echo": [{"error_status": 400, "error_body": "x" * 436 + "{key} and more"}],
     "stream-dropped": [{"text": "partial", "drop_after_chunks": 2}] * 4,
 }
 

@@ -84,7 +84,7 @@ from headwire.acp.updates import (
 from headwire.errors import ConfigError, ExitCode, UsageError
 from headwire.io.lines import ReadError, fd_lines, stdin_fd
 from headwire.io.signals import run_cancellable
-from headwire.io.stdio import warn
+from headwire.io.stdio import divert_stdout, warn
 from headwire.io.writer import WireWriter
 from headwire.protocol import acp_peer as peer
 from headwire.protocol import jsonrpc as rpc
@@ -129,7 +129,7 @@ def prompt_response(finished: ev.TurnFinished) -> dict[str, Any]:
     """``session/prompt``'s answer for a turn that ended (not cancelled).
 
     An answer is ``end_turn``, or ``max_tokens``/``refusal`` when the model's last call stopped
-    for that reason; a run limit (turns, ``--max-budget-usd``, ``--max-duration``) is
+    for that reason; a run limit (turns, budget, duration, tool calls) is
     ``max_turn_requests``, as claude-agent-acp maps Claude Code's limits; a model failure or a
     bug is a JSON-RPC error carrying its message.
     """
@@ -516,7 +516,7 @@ def run_acp(
     session (tools and MCP servers stopped) and exits 130 or 143.
     """
     wire = sys.stdout.buffer
-    sys.stdout = sys.stderr
+    divert_stdout()
     _widen_pipe(wire)
     writer = WireWriter(wire)
 

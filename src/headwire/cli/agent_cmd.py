@@ -40,11 +40,12 @@ from headwire.events import Event, RecordingDegraded, TurnFinished
 from headwire.headless import HeadlessEmitter
 from headwire.io.dual_output import DualOutputError, check_json_fd
 from headwire.io.signals import run_cancellable
-from headwire.io.stdio import warn
+from headwire.io.stdio import for_terminal, route_library_notes, warn
 from headwire.io.writer import WireWriter
 from headwire.protocol.messages import JsonDict
 from headwire.runtime.agent import CANCELLED_MESSAGE, AskPermission
 from headwire.runtime.ids import new_uuid
+from headwire.runtime.limits import exit_code as limit_exit_code
 from headwire.transports import HeadlessTransport, make_transport
 
 if TYPE_CHECKING:
@@ -76,7 +77,7 @@ def exit_code(finished: TurnFinished) -> int:
     exit-code matrix; a signal's 130/143 is decided by :func:`run_cancellable`)."""
     if finished.error is None:
         return ExitCode.OK
-    return ExitCode.TURN_LIMIT if finished.limit is not None else ExitCode.ERROR
+    return limit_exit_code(finished.limit) if finished.limit is not None else ExitCode.ERROR
 
 
 async def open_headless_runtime(
@@ -93,8 +94,10 @@ async def open_headless_runtime(
 ) -> Runtime:
     """A session's runtime whose events reach ``transport`` (and the Dual Output sidecar);
     ``first`` subscribes consumers that must see each event before the headless emitter (the
-    progress view, which takes its live region down before the answer is written)."""
+    progress view, which takes its live region down before the answer is written).  The
+    text-mode answer reaches a terminal through the sanitizer (:func:`for_terminal`)."""
     runtime = await build_runtime(args, cwd, plan, ask=ask)
+    text = args.output_format == "text"
     if first is not None:
         first(runtime)
 
@@ -102,7 +105,7 @@ async def open_headless_runtime(
         if guard is not None:
             guard.seen(message)
         out = transport.feed(message)
-        writer.write(out.stdout)
+        writer.write(for_terminal(out.stdout) if text and out.stdout else out.stdout)
         if out.stderr:
             warn(out.stderr.decode("utf-8", "replace"))
         if dual is not None:
@@ -241,6 +244,7 @@ def run_agent(argv: list[str]) -> int:
 
     In JSON and stream-JSON modes a failure before the turn (bad flags included) still ends
     with one error ``result`` on stdout (:mod:`headwire.cli.result_guard`)."""
+    route_library_notes()
     parser = build_parser()
     guard = ResultGuard("text" if "--acp" in argv else output_format_of(argv))
     try:

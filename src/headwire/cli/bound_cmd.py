@@ -15,11 +15,12 @@ import io
 import os
 import sys
 from dataclasses import fields
-from typing import BinaryIO, TextIO, cast
+from typing import BinaryIO, cast
 
 from headwire.bound import BoundFilter, BoundStats, Format
 from headwire.cli.parsing import Parser
 from headwire.errors import ExitCode
+from headwire.io.stdio import warn
 from headwire.protocol.schema.stream import StreamCheck
 
 __all__ = [
@@ -95,16 +96,16 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _report(err: TextIO, flt: BoundFilter, name: str | None = None) -> None:
+def _report(flt: BoundFilter, name: str | None = None) -> None:
     where = f"{_PROG}: {name}: " if name is not None else f"{_PROG}: "
     for line_number, reason in flt.take_warnings():
-        err.write(f"{where}line {line_number}: {reason}\n")
+        warn(f"{where}line {line_number}: {reason}")
 
 
-def _report_schema(err: TextIO, problems: list[tuple[int, str]], name: str | None = None) -> None:
+def _report_schema(problems: list[tuple[int, str]], name: str | None = None) -> None:
     where = f"{_PROG}: {name}: " if name is not None else f"{_PROG}: "
     for line_number, reason in problems:
-        err.write(f"{where}line {line_number}: {reason}\n")
+        warn(f"{where}line {line_number}: {reason}")
 
 
 def _add(total: BoundStats, part: BoundStats) -> None:
@@ -115,7 +116,6 @@ def _add(total: BoundStats, part: BoundStats) -> None:
 def _pump(
     inp: BinaryIO,
     out: BinaryIO,
-    err: TextIO,
     flt: BoundFilter,
     name: str | None = None,
     check: StreamCheck | None = None,
@@ -132,15 +132,15 @@ def _pump(
             write(piece)
         out.flush()
         if flt.warnings:
-            _report(err, flt, name)
+            _report(flt, name)
         if check is not None:
-            _report_schema(err, check.feed(chunk), name)
+            _report_schema(check.feed(chunk), name)
     for piece in flt.close():
         write(piece)
     out.flush()
-    _report(err, flt, name)
+    _report(flt, name)
     if check is not None:
-        _report_schema(err, check.close(), name)
+        _report_schema(check.close(), name)
 
 
 def _buffered_stdout() -> BinaryIO:
@@ -168,7 +168,6 @@ def run_bound(args: list[str]) -> int:
     """Run ``headwire bound ARGS`` on the process's stdin/stdout; return the exit code."""
     options = _parser().parse_args(args)  # exits with ExitCode.USAGE on a usage error
     fmt = Format(options.format)
-    err = sys.stderr
     out = _buffered_stdout()
     total = BoundStats()
     status = ExitCode.OK
@@ -178,19 +177,19 @@ def run_bound(args: list[str]) -> int:
             flt = BoundFilter(fmt, validate=options.validate, measure=options.stats)
             check = StreamCheck(options.format) if options.validate else None
             if name is None or name == "-":
-                _pump(sys.stdin.buffer, out, err, flt, name, check)
+                _pump(sys.stdin.buffer, out, flt, name, check)
             else:
                 try:
                     f = open(name, "rb")  # noqa: SIM115 - closed below
                 except OSError as exc:
-                    err.write(f"{_PROG}: {name}: {exc.strerror or exc}\n")
+                    warn(f"{_PROG}: {name}: {exc.strerror or exc}")
                     status = ExitCode.ERROR
                     continue
                 with f:
                     try:
-                        _pump(cast(BinaryIO, f), out, err, flt, name, check)
+                        _pump(cast(BinaryIO, f), out, flt, name, check)
                     except IsADirectoryError as exc:
-                        err.write(f"{_PROG}: {name}: {exc.strerror}\n")
+                        warn(f"{_PROG}: {name}: {exc.strerror}")
                         status = ExitCode.ERROR
             _add(total, flt.stats)
     except BrokenPipeError:
@@ -199,8 +198,8 @@ def run_bound(args: list[str]) -> int:
     except KeyboardInterrupt:
         return ExitCode.INTERRUPTED
     except OSError as exc:
-        err.write(f"{_PROG}: {exc.strerror or exc}\n")
+        warn(f"{_PROG}: {exc.strerror or exc}")
         return ExitCode.ERROR
     if options.stats:
-        err.write(f"{_PROG}: {total.summary()}\n")
+        warn(f"{_PROG}: {total.summary()}")
     return status

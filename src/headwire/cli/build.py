@@ -205,7 +205,7 @@ async def build_runtime(
     """
     from headwire.cli.contract_flags import contract_config
     from headwire.cli.permission_flags import core_names, policy_from_args
-    from headwire.cli.project_trust import project_agents_dir
+    from headwire.cli.project_trust import project_agents_dir, trusted_project
     from headwire.cli.settings_apply import apply_settings, inline_agents, settings_for
     from headwire.runtime.context_files import load_context
     from headwire.runtime.rules import split_rules
@@ -229,9 +229,9 @@ async def build_runtime(
         tools = session_tools(options, core or None, split_rules(args.exclude_tools) or None)
         agents = load_agents(root / "agents", project_agents_dir(args, root, cwd), warn)
         agents.update(inline_agents(args))
-        depth = max(0, args.max_subagent_depth)
+        depth = args.max_subagent_depth
         wants_agent = not core or "agent" in core
-        if depth > 0 and wants_agent and not policy.excludes("agent"):
+        if wants_agent and not policy.excludes("agent"):
             tools.append(AgentTool(agents))
         extra, statuses, close_mcp = await _mcp_tools(args, cwd, acp_servers, settings)
         if close_mcp is not None:
@@ -247,7 +247,6 @@ async def build_runtime(
         cwd=cwd,
         model_name=model.name,
         policy=policy,
-        max_session_turns=args.max_session_turns,
         system_prompt=args.system_prompt,
         append_system_prompt=args.append_system_prompt,
         version=__version__,
@@ -256,9 +255,15 @@ async def build_runtime(
         max_subagent_depth=depth,
         agent_names=tuple(agents),
         mcp_statuses=statuses,
-        # context files are text for the model, read in every folder as upstream does; the
-        # permission rules decide whatever it then asks for
-        context_text=load_context(cwd, root, settings.context_file_names, note=warn),
+        # context files: what the trust table lets this folder supply, confined to the
+        # folders they are found in (runtime.context_files)
+        context_text=load_context(
+            cwd,
+            root,
+            settings.context_file_names,
+            trusted=trusted_project(args, root, cwd),
+            note=warn,
+        ),
         context=context_settings(settings),
         **contract,
     )

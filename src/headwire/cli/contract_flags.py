@@ -1,10 +1,13 @@
-"""The run-contract flags: ``--json-schema``, ``--max-budget-usd``, ``--max-duration``.
+"""The run-contract flags: ``--json-schema`` and the run limits (``--max-session-turns``,
+``--max-budget-usd``, ``--max-tool-calls``, ``--max-duration``).
 
 :func:`prepare_contract` runs once at start, before anything else is built: the schema is read
 and checked (a bad one is a :class:`~headwire.errors.UsageError`, exit 2, one line), and what
 cannot apply is refused.  :func:`contract_config` gives :func:`headwire.cli.build.build_runtime`
-the agent's share: the checked schema, the limits and a :class:`~headwire.runtime.meter.Meter`
-priced from the settings, continuing a resumed session's totals.
+the agent's share: the checked schema and the run's one
+:class:`~headwire.runtime.limits.RunLimits` (every limit flag, and a
+:class:`~headwire.runtime.meter.Meter` priced from the settings, continuing a resumed session's
+totals).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from typing import Any
 
 from headwire.errors import UsageError
 from headwire.io.stdio import warn
+from headwire.runtime.limits import RunLimits
 from headwire.runtime.meter import Meter
 from headwire.runtime.models.base import Model, Usage
 from headwire.runtime.pricing import ModelPrice, price_table
@@ -73,12 +77,18 @@ def contract_config(
                 + unpriced[0]
                 + '": {"inputPerMillionTokens": 1, "outputPerMillionTokens": 2}}}\')'
             )
-    return {
-        "meter": meter,
-        "max_budget_usd": budget,
-        "max_duration_s": getattr(args, "max_duration", None),
-        "structured": structured_output(args),
-    }
+    turns, tool_calls = (
+        getattr(args, "max_session_turns", None),
+        getattr(args, "max_tool_calls", None),
+    )
+    limits = RunLimits(
+        max_model_calls=-1 if turns is None else turns,
+        max_tool_calls=-1 if tool_calls is None else tool_calls,
+        max_budget_usd=budget,
+        max_duration_s=getattr(args, "max_duration", None),
+        meter=meter,
+    )
+    return {"limits": limits, "structured": structured_output(args)}
 
 
 __all__ = ["contract_config", "prepare_contract", "structured_output"]

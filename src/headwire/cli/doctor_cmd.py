@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import sys
 from typing import cast
 
 from headwire.errors import ConfigError, ExitCode
+from headwire.io.stdio import say, warn
 from headwire.runtime.environment import credential_environment
 
 _PROG = "headwire doctor"
@@ -77,18 +77,16 @@ def run_doctor(argv: list[str]) -> int:
     try:
         config = resolve_provider(flags, credential_environment())
     except ConfigError as exc:
-        sys.stderr.write(f"{_PROG}: {exc}\n")
+        warn(f"{_PROG}: {exc}")
         return ExitCode.USAGE
     model = make_model(config, max_retries=0, timeout_s=args.timeout, diagnostics=lambda _: None)
     where = display_url(config.base_url)
     key = config.sources.get("api_key") if config.api_key else None
-    out = sys.stdout
-    out.write(
+    say(
         f"{_PROG}: {config.auth_type} at {where}, model {config.model}"
-        + (f" (key from {key})" if key else " (no key)")
-        + "\n"
+        + (f" (key from {key})" if key else " (no key)"),
+        flush=True,
     )
-    out.flush()
 
     async def go() -> list[Check]:
         try:
@@ -101,14 +99,14 @@ def run_doctor(argv: list[str]) -> int:
     try:
         checks = asyncio.run(go())
     except Unreachable as exc:
-        out.write(f"{_PROG}: {config.auth_type}: {exc}\n")
+        say(f"{_PROG}: {config.auth_type}: {exc}")
         return ExitCode.ERROR
     except KeyboardInterrupt:
-        sys.stderr.write(f"{_PROG}: interrupted\n")
+        warn(f"{_PROG}: interrupted")
         return ExitCode.INTERRUPTED
     failed = False
     for check in checks:
         mark = "ok" if check.ok is True else "FAIL" if check.ok is False else "?"
         failed = failed or check.ok is not True
-        out.write(f"{mark:<5} {check.name:<11} {check.detail}\n")
+        say(f"{mark:<5} {check.name:<11} {check.detail}")
     return ExitCode.ERROR if failed else ExitCode.OK

@@ -4,20 +4,22 @@ Flags follow Qwen Code's spelling so scripts written for it run unchanged.  Exit
 README's matrix): ``0`` success; ``1`` the run ended with an error result (model failure, no
 answer matching ``--json-schema``, a bug); ``2`` bad flags or input, found before the run;
 ``53`` a run limit was reached (``--max-session-turns``/``--max-turns``, ``--max-budget-usd``,
-``--max-duration``); ``130`` interrupted by SIGINT, ``143`` stopped by SIGTERM (the running turn
-is cancelled first: its error ``result`` is emitted and recorded, its tool's process group and
-the MCP servers are stopped).
+``--max-duration``); ``55`` ``--max-tool-calls`` was reached; ``130`` interrupted by SIGINT,
+``143`` stopped by SIGTERM (the running turn is cancelled first: its error ``result`` is
+emitted and recorded, its tool's process group and the MCP servers are stopped).
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+from collections.abc import Callable
 from pathlib import Path
 
 from headwire import __version__
 from headwire.cli.parsing import Parser
 from headwire.io.stdio import warn
+from headwire.runtime.limits import check_max_tool_calls, check_subagent_depth
 
 MAX_TIMEOUT_S = 2_147_483.0
 """The longest ``--tool-timeout``: whole seconds under 2**31 - 1 ms, the longest timer of Node."""
@@ -47,6 +49,24 @@ def dollars(text: str) -> float:
     if not (math.isfinite(value) and value > 0):
         raise argparse.ArgumentTypeError(f"must be a number of dollars above 0, not {text!r}")
     return value
+
+
+def _whole(text: str, check: Callable[[int], int]) -> int:
+    try:
+        return check(int(text))
+    except ValueError as exc:
+        message = str(exc) if str(exc).startswith("expected") else f"not a whole number: {text!r}"
+        raise argparse.ArgumentTypeError(message) from None
+
+
+def tool_call_count(text: str) -> int:
+    """``--max-tool-calls``: -1 (no limit) or 0 to 1,000,000 (Qwen Code's range)."""
+    return _whole(text, check_max_tool_calls)
+
+
+def subagent_depth(text: str) -> int:
+    """``--max-subagent-depth``: 1 to 100 (Qwen Code refuses anything else)."""
+    return _whole(text, check_subagent_depth)
 
 
 def descriptor(text: str) -> int:
@@ -294,9 +314,18 @@ def build_parser() -> Parser:
     p.add_argument(
         "--max-subagent-depth",
         metavar="N",
-        type=int,
-        default=1,
-        help="how deep subagents may nest (default 1: subagents start no subagents)",
+        type=subagent_depth,
+        default=None,
+        help="how deep subagents may nest, 1 to 100 (default 5, setting model.maxSubagentDepth; "
+        "1: subagents start no subagents)",
+    )
+    p.add_argument(
+        "--max-tool-calls",
+        metavar="N",
+        type=tool_call_count,
+        default=None,
+        help="stop with exit code 55 when the model asks for tool call N+1 of the run, "
+        "subagents' counted; that call does not run (-1: no limit; setting model.maxToolCalls)",
     )
     p.add_argument(
         "--json-fd",

@@ -15,6 +15,9 @@ import sys
 def main(argv: list[str] | None = None) -> int:
     """Run the command line and return the process exit code."""
     args = sys.argv[1:] if argv is None else argv
+    from headwire.io.stdio import install_excepthook
+
+    install_excepthook()
     if args[:1] == ["bound"]:
         from headwire.cli.bound_cmd import run_bound
 
@@ -37,8 +40,9 @@ def main(argv: list[str] | None = None) -> int:
         return run_trust(args[1:])
     if args[:1] in (["--version"], ["-v"]) and len(args) == 1:
         from headwire import __version__
+        from headwire.io.stdio import say
 
-        sys.stdout.write(f"{__version__}\n")
+        say(__version__)
         return 0
     from headwire.cli.agent_cmd import run_agent
     from headwire.io.credentials import withhold_credentials

@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from typing import Any, NoReturn
 
 from headwire.errors import ExitCode
+from headwire.io.stdio import warn
 
 __all__ = [
     "Parser",
@@ -81,5 +82,5 @@ class Parser(argparse.ArgumentParser):
         """Print one line (no usage block) and exit with :attr:`ExitCode.USAGE`."""
         prog = self.prog
         self.last_error = self.friendly(message)
-        sys.stderr.write(f"{prog}: {self.last_error}; see '{prog} --help'\n")
+        warn(f"{prog}: {self.last_error}; see '{prog} --help'")
         sys.exit(ExitCode.USAGE)

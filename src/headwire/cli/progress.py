@@ -11,18 +11,20 @@ stderr is a terminal or with ``--verbose`` (and in the REPL).  The notes come fr
 * elsewhere (``--verbose`` into a file or a pipe), plain lines, the text as it streams.
 
 It must be subscribed before the headless emitter, so the live region is gone before the
-answer reaches stdout.  stdout is never touched.  ``rich`` is imported here only, lazily.
+answer reaches stdout.  stdout is never touched.  ``rich`` is imported here and in the
+terminal writer only, lazily; the console comes from :func:`headwire.io.stdio.console`, which
+passes every piece of text through the one sanitizer.
 """
 
 from __future__ import annotations
 
 import contextlib
-import sys
 import time
 from collections.abc import Callable, Iterator
 from typing import IO, TYPE_CHECKING, Any
 
 from headwire.events import Event
+from headwire.io.stdio import console, stderr_is_terminal, stdout_is_terminal
 from headwire.progress import Note, ProgressFeed, duration
 
 if TYPE_CHECKING:
@@ -62,19 +64,14 @@ class TerminalProgress:
         answer_on_terminal: bool | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        from rich.console import Console
-
-        self.file = sys.stderr if file is None else file
         self.feed = feed
         self.clock = clock
-        self.console: Console = Console(
-            file=self.file, highlight=False, markup=False, emoji=False, soft_wrap=True
-        )
+        self.console: Console = console(file)
         if live is None:
             live = self.console.is_terminal and not self.console.is_dumb_terminal
         self.live_mode = live
         if answer_on_terminal is None:
-            answer_on_terminal = _isatty(sys.stdout)
+            answer_on_terminal = stdout_is_terminal()
         self.answer_on_terminal = answer_on_terminal
         self._live: Live | None = None
         self._paused = 0
@@ -94,7 +91,7 @@ class TerminalProgress:
             self._broken = True
             with contextlib.suppress(Exception):
                 self.close()
-                self.file.write(f"headwire: progress display stopped: {exc}\n")
+                self.console.out(f"headwire: progress display stopped: {exc}")
 
     def _show(self, note: Note) -> None:
         if note.kind == "delta":
@@ -201,16 +198,9 @@ class TerminalProgress:
         self._end_line()
 
 
-def _isatty(stream: Any) -> bool:
-    try:
-        return bool(stream.isatty())
-    except (AttributeError, ValueError, OSError):
-        return False
-
-
 def wants_progress(args: Any) -> bool:
     """Whether a text-mode run shows progress: stderr is a terminal, or ``--verbose``."""
-    return args.output_format == "text" and (bool(args.verbose) or _isatty(sys.stderr))
+    return args.output_format == "text" and (bool(args.verbose) or stderr_is_terminal())
 
 
 def progress_for(runtime: Any, *, interactive: bool = False) -> TerminalProgress:

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from headwire.io.stdio import warn
-from headwire.runtime.trust import is_trusted, untrusted_note
+from headwire.runtime.trust import AGENTS_DIR_ENTRY, is_trusted, project_may, untrusted_note
 
 
 def trusted_project(args: argparse.Namespace, data_dir: Path, cwd: Path) -> bool:
@@ -18,7 +18,7 @@ def project_agents_dir(args: argparse.Namespace, data_dir: Path, cwd: Path) -> P
     """The project's agent folder when the project is trusted; ``None`` (with one note when
     it holds agent files) otherwise."""
     folder = cwd / ".headwire" / "agents"
-    if trusted_project(args, data_dir, cwd):
+    if project_may(AGENTS_DIR_ENTRY, trusted_project(args, data_dir, cwd)):
         return folder
     try:
         has_agents = folder.is_dir() and any(folder.glob("*.md"))

@@ -11,7 +11,8 @@ turn has ended.  Line editing and history (``~/.headwire/repl_history``, 0600) c
   prompt, ``/quit`` and ``/exit`` leave with 0.  SIGTERM stops the whole REPL (143).
 * In the ``default`` approval mode a call that needs approval asks: ``y`` allow once, ``a``
   allow this tool for the rest of the REPL, ``n`` (or Enter, Esc) deny; Ctrl-C denies and
-  cancels the turn.
+  cancels the turn.  Only a key pressed after the question appeared answers it: keys typed
+  during the turn are dropped, with a note, when the question is drawn.
 * Slash commands (:mod:`headwire.cli.slash`) are handled here, never sent to the model.
 * Prompts submitted on the Dual Output reverse channel (``--input-file``) run when the REPL is
   idle at its prompt.
@@ -25,6 +26,7 @@ import contextlib
 import os
 import signal
 import sys
+import termios
 import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -43,8 +45,9 @@ from headwire.cli.slash import (
     resolve_session,
 )
 from headwire.errors import ExitCode, HeadwireError, UsageError
-from headwire.io.stdio import warn
-from headwire.progress import printable, short_args
+from headwire.io.stdio import prompt_output, warn
+from headwire.printable import printable
+from headwire.progress import short_args
 from headwire.runtime.agent import AskPermission
 from headwire.runtime.permissions import Decision
 from headwire.runtime.recording import conversation_of, find_session
@@ -175,11 +178,10 @@ class Repl:
     def _prompt_session(self) -> Any:
         if self._session is None:
             from prompt_toolkit import PromptSession
-            from prompt_toolkit.output import create_output
 
             self._session = PromptSession[str](
                 history=_history(),
-                output=create_output(stdout=sys.stderr),
+                output=prompt_output(),
                 key_bindings=_line_keys(),
                 erase_when_done=False,
             )
@@ -329,12 +331,49 @@ def _line_keys() -> Any:
     return keys
 
 
+TYPEAHEAD_READ_BYTES = 1 << 20
+"""Bytes of typed-ahead input read (to count them) before the rest is flushed unread."""
+
+
+def _drop_typeahead(typed: Any) -> int:
+    """Discard every key typed before now: prompt_toolkit's store of keys a finished prompt
+    read but did not use (``typed``: the question's input) and the terminal's pending input,
+    the unfinished line of its cooked mode included.  Returns how many were dropped."""
+    from prompt_toolkit.input.typeahead import get_typeahead
+
+    dropped = len(get_typeahead(typed))
+    try:
+        fd = sys.stdin.fileno()
+        saved = termios.tcgetattr(fd)
+    except (OSError, ValueError, termios.error):
+        return dropped
+    raw = [*saved[:6], list(saved[6])]
+    raw[3] = saved[3] & ~(termios.ICANON | termios.ECHO)  # the pending line becomes readable
+    raw[6][termios.VMIN], raw[6][termios.VTIME] = 0, 0  # a read never waits
+    try:
+        termios.tcsetattr(fd, termios.TCSANOW, raw)
+        while dropped < TYPEAHEAD_READ_BYTES:
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                break
+            dropped += len(chunk)
+        termios.tcflush(fd, termios.TCIFLUSH)  # what is left, and what is still in flight
+    except (OSError, termios.error):
+        pass
+    finally:
+        with contextlib.suppress(OSError, termios.error):
+            termios.tcsetattr(fd, termios.TCSANOW, saved)
+    return dropped
+
+
 async def _approval(tool: Tool, args: dict[str, Any]) -> str:
-    """``once``, ``always``, ``deny`` or ``cancel`` (Ctrl-C), from one key press."""
+    """``once``, ``always``, ``deny`` or ``cancel`` (Ctrl-C), from one key press made after
+    the question appeared: the question is drawn, then every key typed before it (during the
+    turn, while the model thought) is dropped with a note, so typed-ahead text never answers
+    it (``also run the tests`` is not an ``a``)."""
     from prompt_toolkit import PromptSession
     from prompt_toolkit.key_binding import KeyBindings
     from prompt_toolkit.keys import Keys
-    from prompt_toolkit.output import create_output
 
     keys = KeyBindings()
     answers = {"y": "once", "Y": "once", "a": "always", "A": "always", "n": "deny", "N": "deny"}
@@ -346,11 +385,15 @@ async def _approval(tool: Tool, args: dict[str, Any]) -> str:
     keys.add(Keys.Any)(lambda event: None)
     name = printable(tool.name, one_line=True)
     detail = short_args(tool.name, args, width=400)
-    message = (
-        f"? allow {name}: {detail}\n"
-        f"  y allow once · a allow {name} from now on · n deny (Enter, Esc) · Ctrl-C stop  "
-    )
-    session = PromptSession[str](output=create_output(stdout=sys.stderr), key_bindings=keys)
+    session = PromptSession[str](output=prompt_output(), key_bindings=keys)
+    warn(f"? allow {name}: {detail}")
+    dropped = _drop_typeahead(session.input)
+    if dropped:
+        warn(
+            f"  ({dropped} key{'s' if dropped != 1 else ''} typed before this question "
+            "dropped: only a key pressed now answers it)"
+        )
+    message = f"  y allow once · a allow {name} from now on · n deny (Enter, Esc) · Ctrl-C stop  "
     try:
         answer = await session.prompt_async(message, handle_sigint=False)
     except (EOFError, KeyboardInterrupt):

@@ -22,6 +22,8 @@ from typing import TextIO
 
 from headwire.cli.parsing import Parser
 from headwire.errors import ExitCode
+from headwire.io.stdio import for_terminal, say, warn
+from headwire.printable import printable
 from headwire.runtime.recording import RecordingError
 from headwire.runtime.session_index import (
     SessionInfo,
@@ -156,12 +158,9 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-
-
 def _visible(text: str) -> str:
-    """One table cell: control characters shown as ``?`` (nothing reaches the terminal raw)."""
-    return _CONTROL.sub("?", text)
+    """One table cell on one line, through :func:`~headwire.printable.printable`."""
+    return printable(text, one_line=True)
 
 
 def _table(infos: list[SessionInfo], out: TextIO, width: int) -> None:
@@ -185,7 +184,7 @@ def _table(infos: list[SessionInfo], out: TextIO, width: int) -> None:
         cells[3] = row[3].rjust(widths[3])
         directory = row[4] if len(row[4]) <= widths[4] else "…" + row[4][-(widths[4] - 1) :]
         line = "  ".join([*cells, directory.ljust(widths[4]), row[5]])
-        out.write((line[: width - 1] + "…" if len(line) > width else line).rstrip() + "\n")
+        say((line[: width - 1] + "…" if len(line) > width else line).rstrip(), out)
 
 
 def _list(args: argparse.Namespace, root: Path, out: TextIO) -> int:
@@ -212,12 +211,12 @@ def _list(args: argparse.Namespace, root: Path, out: TextIO) -> int:
             out.write(dumps(row).decode() + "\n")
         return ExitCode.OK
     if not infos:
-        out.write(f"No recorded sessions under {root}.\n")
+        say(f"No recorded sessions under {root}.", out)
         return ExitCode.OK
     width = shutil.get_terminal_size((10_000, 24)).columns if out.isatty() else 10_000
     _table(infos, out, width)
     if total > len(infos):
-        out.write(f"… {total - len(infos)} older sessions not shown (--limit 0 shows all)\n")
+        say(f"… {total - len(infos)} older sessions not shown (--limit 0 shows all)", out)
     return ExitCode.OK
 
 
@@ -249,7 +248,7 @@ def _export(args: argparse.Namespace, root: Path) -> int:
     if args.output and args.output != "-":
         _write_private(Path(args.output), data)
     else:
-        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.write(for_terminal(data))  # a person reads it on a terminal
         sys.stdout.buffer.flush()
     return ExitCode.OK
 
@@ -260,17 +259,17 @@ def _prune(args: argparse.Namespace, root: Path, out: TextIO) -> int:
     plan = plan_prune(root, time.time() - args.older_than)
     verb = "would delete" if args.dry_run else "deleted"
     for path, size in plan.recordings + plan.artifacts:
-        out.write(f"{verb} {path} ({format_bytes(size)})\n")
+        say(f"{verb} {path} ({format_bytes(size)})", out)
     problems = [] if args.dry_run else apply_prune(root, plan)
     for problem in problems:
-        sys.stderr.write(f"{_PROG}: cannot delete {problem}\n")
+        warn(f"{_PROG}: cannot delete {problem}")
     summary = (
         f"{verb} {len(plan.recordings)} recordings and {len(plan.artifacts)} artifacts, "
         f"{format_bytes(plan.total_bytes)}"
     )
     if plan.kept_referenced:
         summary += f"; kept {plan.kept_referenced} old artifacts that kept recordings name"
-    out.write(summary + "\n")
+    say(summary, out)
     return ExitCode.ERROR if problems else ExitCode.OK
 
 
@@ -294,16 +293,16 @@ def run_sessions(argv: list[str]) -> int:
             return _export(args, root)
         return _prune(args, root, out)
     except SessionNotFound as exc:
-        sys.stderr.write(f"{_PROG}: {exc}\n")
+        warn(f"{_PROG}: {exc}")
         return ExitCode.USAGE
     except RecordingError as exc:
-        sys.stderr.write(f"{_PROG}: {exc}\n")
+        warn(f"{_PROG}: {exc}")
         return ExitCode.ERROR
     except BrokenPipeError:
         _silence_stdout()
         return ExitCode.BROKEN_PIPE
     except OSError as exc:
-        sys.stderr.write(f"{_PROG}: {exc.strerror or exc}: {exc.filename or ''}\n")
+        warn(f"{_PROG}: {exc.strerror or exc}: {exc.filename or ''}")
         return ExitCode.ERROR
     except KeyboardInterrupt:
         return ExitCode.INTERRUPTED

@@ -19,6 +19,7 @@ from headwire.cli.flags import split_list
 from headwire.errors import UsageError
 from headwire.io.stdio import warn
 from headwire.runtime.agents.definitions import AgentDefinition, AgentFileError, agents_from_json
+from headwire.runtime.limits import clamp_subagent_depth
 from headwire.runtime.settings import (
     Settings,
     SettingsError,
@@ -33,11 +34,11 @@ _CACHE_ATTR = "_headwire_settings"
 
 def is_trusted(cwd: Path, args: argparse.Namespace | None = None) -> bool:
     """Whether the folder ``cwd`` is trusted (:mod:`headwire.runtime.trust`: the user's trust
-    list, ``--trust-project`` or ``HEADWIRE_TRUST_PROJECT=1``): its project settings may then
-    set the keys that run code or reach the network, and its context files are read."""
-    from headwire.runtime.trust import is_trusted as trusted
+    list, ``--trust-project`` or ``HEADWIRE_TRUST_PROJECT=1``): what its project settings may
+    then set is the trust table's say (:data:`headwire.runtime.trust.PROJECT_TABLE`)."""
+    from headwire.cli.project_trust import trusted_project
 
-    return trusted(cwd, data_dir(), flag=bool(getattr(args, "trust_project", False)))
+    return trusted_project(args if args is not None else argparse.Namespace(), data_dir(), cwd)
 
 
 def _read_text(flag: str, value: str, cwd: Path) -> str:
@@ -135,6 +136,10 @@ def apply_settings(args: argparse.Namespace, settings: Settings) -> argparse.Nam
         out.max_session_turns = (
             settings.max_session_turns if settings.max_session_turns is not None else -1
         )
+    if out.max_tool_calls is None:
+        out.max_tool_calls = settings.max_tool_calls if settings.max_tool_calls is not None else -1
+    if out.max_subagent_depth is None:
+        out.max_subagent_depth = clamp_subagent_depth(settings.max_subagent_depth)
     if not out.yolo and not out.approval_mode and settings.approval_mode:
         out.approval_mode = settings.approval_mode
     if not split_list(out.core_tools) and settings.tools_core:

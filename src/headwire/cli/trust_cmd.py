@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from pathlib import Path
 
 from headwire.errors import ExitCode
+from headwire.io.stdio import say, warn
 from headwire.runtime.storage import data_dir
 from headwire.runtime.trust import TRUST_FILE, add_trusted, trusted_folders
 
@@ -37,18 +37,18 @@ def run_trust(argv: list[str]) -> int:
     root = data_dir()
     if args.list:
         for folder in trusted_folders(root):
-            sys.stdout.write(f"{folder}\n")
+            say(str(folder))
         return ExitCode.OK
     folder = Path(args.folder or os.getcwd())
     if not folder.is_dir():
-        sys.stderr.write(f"{_PROG}: not a folder: {folder}\n")
+        warn(f"{_PROG}: not a folder: {folder}")
         return ExitCode.USAGE
     try:
         real = add_trusted(folder, root)
     except OSError as exc:
-        sys.stderr.write(f"{_PROG}: cannot write {root / TRUST_FILE}: {exc}\n")
+        warn(f"{_PROG}: cannot write {root / TRUST_FILE}: {exc}")
         return ExitCode.ERROR
-    sys.stdout.write(f"trusted: {real}\n")
+    say(f"trusted: {real}")
     return ExitCode.OK
 
 

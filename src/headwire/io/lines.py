@@ -111,7 +111,7 @@ async def stream_lines(
         yield line
 
 
-class NotRegularFile(OSError):
+class NotRegularFile(HeadwireError, OSError):
     """:func:`open_regular` met a FIFO, socket, device or directory."""
 
 

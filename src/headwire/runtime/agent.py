@@ -19,10 +19,16 @@ Every turn ends with exactly one :class:`~headwire.events.TurnFinished`, whateve
 run contract, README "Exit codes"): an answer (``success``; with ``--json-schema`` only one that
 validates, :mod:`headwire.runtime.structured`), the turn limit (``error_max_turns``), the
 budget (``error_max_budget_usd``, checked before each model call, so the call that crosses it
-is the last), the wall-clock limit (``error_during_execution``, the running step cancelled), no
+is the last), the wall-clock limit (``error_during_execution``, the running step cancelled),
+the tool-call limit (``error_during_execution``, the call that would go over it not run), no
 valid structured answer (``error_max_structured_output_retries``), a model error, a bug
 (``error_during_execution``), or a cancellation (published, then re-raised).  Each model call's
 usage goes to the session's :class:`~headwire.runtime.meter.Meter` (subagents' too).
+
+Every model call goes through :meth:`Agent._model_call` and every tool call through
+:meth:`Agent._run_tool`, and each first passes the run's one
+:class:`~headwire.runtime.limits.RunLimits` gate, which the main agent and all its subagents
+share (``tests/unit/runtime/test_limits_gate.py`` lists the call sites).
 """
 
 from __future__ import annotations
@@ -41,11 +47,9 @@ from headwire.io.stdio import warn
 from headwire.runtime.context_keeper import ContextKeeper, ContextSettings
 from headwire.runtime.ids import new_uuid
 from headwire.runtime.limits import (
-    BudgetExceeded,
+    LimitReached,
+    RunLimits,
     Turn,
-    TurnLimitExceeded,
-    check_budget,
-    check_limits,
     duration_message,
 )
 from headwire.runtime.meter import Meter
@@ -87,7 +91,6 @@ class AgentConfig:
     policy: Policy = field(default_factory=Policy)
     """The live permission policy, shared by reference with subagents and the session's
     mode changes (``approval_mode`` and ``allowed_tools`` read and write it)."""
-    max_session_turns: int = -1
     system_prompt: str | None = None
     append_system_prompt: str | None = None
     version: str = "0.0.0"
@@ -96,22 +99,26 @@ class AgentConfig:
     parent_tool_use_id: str | None = None
     """Set on a subagent: every event it publishes carries the agent call's id."""
     depth: int = 0
-    max_subagent_depth: int = 1
+    """How deep this agent is nested: 0 for the main agent, 1 for its subagents, and so on."""
+    max_subagent_depth: int = 5
+    """How deep subagents may nest (``--max-subagent-depth``, ``model.maxSubagentDepth``): an
+    agent at this depth cannot start another."""
     agent_names: tuple[str, ...] = ()
     mcp_statuses: Callable[[], list[dict[str, Any]]] = field(default=lambda: [])
     """``system/init``'s ``mcp_servers``: the live ``[{"name", "status"}]`` of the servers."""
     context_text: str = ""
     """The context files (QWEN.md, AGENTS.md) as joined by :mod:`headwire.runtime.context_files`."""
-    meter: Meter = field(default_factory=Meter)
-    """The session's usage and cost, shared by reference with subagents."""
-    max_budget_usd: float | None = None
-    """``--max-budget-usd``: no model call starts once this process has spent this much."""
-    max_duration_s: float | None = None
-    """``--max-duration``: the wall-clock limit of one turn."""
+    limits: RunLimits = field(default_factory=RunLimits)
+    """The run's limits and counters, shared by reference with subagents (nested ones too)."""
     structured: StructuredOutput | None = None
     """``--json-schema``: the main agent's final answers must match it."""
     context: ContextSettings = field(default_factory=ContextSettings)
     """How the conversation is kept within the model's window (:mod:`.context_keeper`)."""
+
+    @property
+    def meter(self) -> Meter:
+        """The session's usage and cost (the run limits' meter)."""
+        return self.limits.meter
 
     @property
     def approval_mode(self) -> ApprovalMode:
@@ -201,7 +208,6 @@ class Agent:
         self.artifacts = artifacts
         self.ask = ask
         self.conversation: list[dict[str, Any]] = list(conversation or [])
-        self.session_turns = 0
         self.cancelled = cancelled if cancelled is not None else asyncio.Event()
         """Set while a turn is being stopped; running tools watch it."""
         self._estimated = 0
@@ -215,6 +221,7 @@ class Agent:
             config.parent_tool_use_id,
             self._count_side_usage,
             self._table_window,
+            gate=config.limits.before_summary_call,
         )
 
     def _table_window(self, model_name: str) -> int | None:
@@ -269,19 +276,19 @@ class Agent:
         stats = self._stats = _Stats()
         turn = Turn()
         self.cancelled.clear()
+        limits = self.config.limits
+        limits.start_turn()
         self.events(ev.TurnStarted(info=self.session_info()))
         self._prompt(prompt)
         error: str | None = None
         subtype = "error_during_execution"
         limit: ev.Limit | None = None
-        deadline = asyncio.timeout(self.config.max_duration_s)
+        deadline = limits.deadline()
         try:
             async with deadline:
                 await self._loop(turn, stats)
-        except TurnLimitExceeded as exc:
-            error, subtype, limit = str(exc), "error_max_turns", "turns"
-        except BudgetExceeded as exc:
-            error, subtype, limit = str(exc), "error_max_budget_usd", "budget"
+        except LimitReached as exc:
+            error, subtype, limit = str(exc), exc.subtype, exc.limit
         except StructuredOutputFailed as exc:
             error, subtype = str(exc), "error_max_structured_output_retries"
         except ModelError as exc:
@@ -296,7 +303,7 @@ class Agent:
                 error = self._internal_error(exc)
             else:
                 self._abandon_open_calls()
-                error, limit = duration_message(self.config.max_duration_s or 0), "duration"
+                error, limit = duration_message(limits.max_duration_s or 0), "duration"
         except Exception as exc:  # a bug must still end the turn with its result
             error = self._internal_error(exc)
         finished = self._finished(started, stats, turn, error, subtype, False, limit)
@@ -307,9 +314,6 @@ class Agent:
         """Model calls and tool calls until an answer (that validates, with ``--json-schema``)."""
         structured = self.config.structured
         while True:
-            check_limits(self.config, self.session_turns)
-            self.session_turns += 1
-            turn.num_turns += 1
             calls, turn.last_text = await self._model_call(stats, turn)
             turn.said = turn.last_text or turn.said
             if calls:
@@ -317,7 +321,7 @@ class Agent:
                 continue
             if structured is None:
                 return
-            verdict = structured.check(turn.last_text)
+            verdict = await structured.check_in_worker(turn.last_text)
             if verdict.ok:
                 turn.structured, turn.value = True, verdict.value
                 return
@@ -335,14 +339,12 @@ class Agent:
         """Run a subagent's task to its final text; returns ``(text, tool_uses)``.
 
         Publishes the subagent's events (tagged with its ``parent``) but no turn start or end;
-        errors propagate.
+        errors propagate (a run limit as :class:`~headwire.runtime.limits.LimitReached`).
         """
         stats = self._stats = _Stats()
         self._prompt(prompt)
         text = ""
         while True:
-            check_limits(self.config, self.session_turns)  # a subagent stops at the budget too
-            self.session_turns += 1
             calls, text = await self._model_call(stats, Turn())
             if not calls:
                 return text, stats.tool_calls
@@ -432,16 +434,19 @@ class Agent:
         ]
 
     async def _model_call(self, stats: _Stats, turn: Turn) -> tuple[list[ToolCall], str]:
-        """One model call; publishes its events and returns its tool calls and text (the text
+        """One model call, the only one there is: it passes the run's limits first (raising
+        the one reached), publishes its events and returns its tool calls and text (the text
         streams into ``turn.streaming`` meanwhile; its usage goes to the meter)."""
         await asyncio.sleep(0)  # a suspension point: a cancelled turn stops here
+        self.config.limits.before_model_call()
+        turn.num_turns += 1
         parent = self.parent
         model_name = self.model.name
         system = self._system_prompt()
         tools = self._tool_schemas()
         fixed = [{"role": "system", "content": system}, *tools]
         if await self.context.before_call(fixed, self.conversation):
-            check_budget(self.config)  # the summary call may have been the one that crossed it
+            self.config.limits.check_budget()  # the summary call may have crossed it
         self.events(
             ev.ModelCallStarted(message_id=self.new_uuid(), model=model_name, parent=parent)
         )
@@ -533,9 +538,10 @@ class Agent:
 
     async def _run_calls(self, calls: list[ToolCall], stats: _Stats) -> None:
         """Run one model message's calls in order.  When the turn is cancelled, the running
-        call and every later one finish with an "Operation cancelled." result (published like
-        any other, so every wire and the recording answer every ``tool_use`` they showed, a
-        subagent's with its ``parent``)."""
+        call and every later one finish with an "Operation cancelled." result; when a run
+        limit refuses a call, it and every later one finish with a result saying they did not
+        run (published like any other, so every wire and the recording answer every
+        ``tool_use`` they showed, a subagent's with its ``parent``)."""
         for index, call in enumerate(calls):
             try:
                 await self._run_tool(call, stats)
@@ -543,34 +549,42 @@ class Agent:
                 for pending in calls[index:]:
                     self._cancelled_result(pending, announced=pending is call)
                 raise
+            except LimitReached as reached:
+                for pending in calls[index:]:
+                    self._cancelled_result(pending, announced=False, message=str(reached))
+                raise
 
-    def _cancelled_result(self, call: ToolCall, *, announced: bool) -> None:
-        """A call the cancellation cut off (``announced``: its ``ToolCallPending`` went out; the
-        only suspension after it is the tool's run, so it has no result yet)."""
+    def _cancelled_result(
+        self, call: ToolCall, *, announced: bool, message: str = CANCELLED_MESSAGE
+    ) -> None:
+        """A call the cancellation (or a run limit) cut off (``announced``: its
+        ``ToolCallPending`` went out; the only suspension after it is the tool's run, so it has
+        no result yet)."""
         if not announced:
             self.events(
                 ev.ToolCallPending(
                     call_id=call.call_id, name=call.name, args=call.args, parent=self.parent
                 )
             )
-        self.conversation.append(
-            {"role": "tool", "tool_call_id": call.call_id, "content": CANCELLED_MESSAGE}
-        )
+        self.conversation.append({"role": "tool", "tool_call_id": call.call_id, "content": message})
         response = ev.ToolResponse(
             call_id=call.call_id,
             name=call.name,
             args=call.args,
-            error=CANCELLED_MESSAGE,
+            error=message,
             error_type="cancelled",
         )
         self.events(
             ev.ToolFinished(
-                response=response, model_text=CANCELLED_MESSAGE, artifact=None, parent=self.parent
+                response=response, model_text=message, artifact=None, parent=self.parent
             )
         )
 
     async def _run_tool(self, call: ToolCall, stats: _Stats) -> None:
+        """One tool call, the only way one runs: it passes the run's limits first (raising the
+        one reached before anything is published for it), then its checks and its run."""
         await asyncio.sleep(0)  # a suspension point: a cancelled turn stops here
+        self.config.limits.before_tool_call()
         started = time.monotonic()
         self.events(
             ev.ToolCallPending(

@@ -68,6 +68,7 @@ class ContextKeeper:
         count_usage: Callable[[ev.Usage], None],
         table_window: Callable[[str], int | None] = lambda name: None,
         clock: Callable[[], float] = time.monotonic,
+        gate: Callable[[], None] = lambda: None,
     ) -> None:
         self.settings = settings
         self.model = model
@@ -80,6 +81,8 @@ class ContextKeeper:
         self._probed: set[str] = set()
         """The model names whose server was asked."""
         self._clock = clock
+        self._gate = gate
+        """Passed before the summary call (the run's limits: a stopped run, the budget)."""
         self._last_call: float | None = None
         """When the last model call finished (for the idle clearing)."""
         self._base: tuple[int, int] | None = None
@@ -200,6 +203,7 @@ class ContextKeeper:
         plan = cp.plan_compaction(conversation, room)
         if plan is None:
             return False
+        self._gate()  # the limit that forbids the summary call: no compaction starts
         started = time.monotonic()
         self.publish(ev.CompactionStarted(trigger=trigger, pre_tokens=pre, parent=self.parent))
         max_chars = max(4_000, (budget.window - cp.SUMMARY_RESERVE * 2) * cp.BYTES_PER_TOKEN // 2)

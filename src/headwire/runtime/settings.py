@@ -13,9 +13,10 @@ the documentation and the checks cannot drift.  The first problem stops the load
 :class:`SettingsError` whose ``str()`` is one line: the file, the key and what was expected
 (``/p/.headwire/settings.json: tools.exclude: expected an array of strings, got a string``).
 
-Keys the schema marks ``x-headwire-needs-trust`` (they can run code or reach the network) are
-taken from the project layer only when ``trusted`` is true; keys marked
-``x-headwire-user-only`` are never taken from it.  What was left out is listed in
+Which keys the project layer may set is decided by the one trust table,
+:data:`headwire.runtime.trust.PROJECT_TABLE` (every key of the schema has a row, see
+:func:`headwire.runtime.trust.project_may`): keys an untrusted folder may not set are taken
+only when ``trusted`` is true, ``user``-only keys never.  What was left out is listed in
 :attr:`SettingsLayer.dropped`, so the caller can say so.
 """
 
@@ -24,7 +25,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import stat
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
@@ -34,7 +34,15 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 from headwire.errors import ConfigError
+from headwire.io.lines import NotRegularFile, open_regular
 from headwire.runtime.pricing import ModelPrice
+from headwire.runtime.trust import (
+    NARROWING_VALUES,
+    SETTINGS_FILE_ENTRY,
+    project_may,
+    project_settings,
+    resolve_inside,
+)
 
 Scope = Literal["user", "project", "cli"]
 SETTINGS_FILE = "settings.json"
@@ -68,22 +76,28 @@ def settings_schema() -> Mapping[str, Any]:
     return data
 
 
-def _marked(schema: Mapping[str, Any], mark: str, prefix: str = "") -> Iterator[str]:
-    for key, sub in (schema.get("properties") or {}).items():
-        path = f"{prefix}{key}"
-        if sub.get(mark):
-            yield path
-        yield from _marked(sub, mark, path + ".")
-
-
 def trust_keys() -> tuple[str, ...]:
-    """Dotted keys a project may set only in a trusted folder (they run code or use the net)."""
-    return tuple(_marked(settings_schema(), "x-headwire-needs-trust"))
+    """Dotted keys a project may set only in a trusted folder (from the trust table;
+    ``narrowing`` keys included: only some of their values are taken without trust)."""
+    return project_settings("trusted") + project_settings("narrowing")
 
 
 def user_only_keys() -> tuple[str, ...]:
     """Dotted keys never taken from project settings."""
-    return tuple(_marked(settings_schema(), "x-headwire-user-only"))
+    return project_settings("user")
+
+
+def schema_keys() -> tuple[str, ...]:
+    """Every leaf key of the schema, dotted (the keys the trust table must decide)."""
+
+    def leaves(schema: Mapping[str, Any], prefix: str) -> Iterator[str]:
+        for key, sub in (schema.get("properties") or {}).items():
+            if sub.get("properties"):
+                yield from leaves(sub, f"{prefix}{key}.")
+            else:
+                yield f"{prefix}{key}"
+
+    return tuple(leaves(settings_schema(), ""))
 
 
 # -- reading and validating -----------------------------------------------------------------
@@ -115,19 +129,23 @@ def parse_settings_text(text: str, source: str) -> dict[str, Any]:
     return data
 
 
-def read_settings_file(path: Path, source: str | None = None) -> dict[str, Any] | None:
-    """A settings file's validated object, ``None`` when the file does not exist."""
+def read_settings_file(
+    path: Path, source: str | None = None, *, inside: Path | None = None
+) -> dict[str, Any] | None:
+    """A settings file's validated object, ``None`` when the file does not exist.
+
+    ``inside``: the folder the file must resolve into (a project's file may not be a link
+    that leaves the project, :func:`headwire.runtime.trust.resolve_inside`)."""
     where = source or str(path)
     try:
-        # O_NONBLOCK: a FIFO planted as a settings file must not hang the start.
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        target = str(path) if inside is None else resolve_inside(path, inside)
+        fd = open_regular(target)  # a FIFO planted as a settings file must not hang the start
     except (FileNotFoundError, NotADirectoryError):  # no such file, or a file where a dir is
         return None
+    except NotRegularFile:
+        raise SettingsError(f"{where}: cannot read: not a regular file") from None
     except OSError as exc:
         raise SettingsError(f"{where}: cannot read: {exc.strerror or exc}") from None
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise SettingsError(f"{where}: cannot read: not a regular file")
     with os.fdopen(fd, "rb") as handle:
         try:
             raw = handle.read(_MAX_SETTINGS_BYTES + 1)
@@ -250,8 +268,14 @@ def _describe(error: Any) -> str:
                 hint = f"; did you mean {close[0]}?"
         choices = ", ".join(_known_keys(schema))
         return f"{key}: unknown key (expected one of: {choices}){hint}"
+    if kind == "anyOf":
+        patterns = [e for e in error.context or () if e.validator == "pattern"]
+        if patterns:
+            return _describe(patterns[0])
     key = _path(where)
     got = _brief(error.instance)
+    if kind == "pattern":
+        return f"{key}: expected a file name (no folder separator, not . or ..), got {got}"
     if kind == "type":
         hint = ""
         if where == ["model"] and isinstance(error.instance, str):
@@ -262,6 +286,8 @@ def _describe(error: Any) -> str:
         return f"{key}: expected one of {choices}, got {got}"
     if kind in ("minimum", "exclusiveMinimum"):
         return f"{key}: expected a number >= {error.validator_value}, got {got}"
+    if kind in ("maximum", "exclusiveMaximum"):
+        return f"{key}: expected a number <= {error.validator_value}, got {got}"
     if kind == "minLength":
         return f"{key}: expected a non-empty string"
     if kind == "minItems":
@@ -317,28 +343,24 @@ def _drop(data: dict[str, Any], dotted: str) -> bool:
     return False
 
 
-NARROWING_VALUES = {"tools.approvalMode": ("default", "plan")}
-"""Values of trust keys that only take permissions away: an untrusted project may set them."""
-
-
-def _narrows(data: dict[str, Any], dotted: str) -> bool:
+def _value(data: dict[str, Any], dotted: str) -> Any:
     node: Any = data
     for part in dotted.split("."):
         if not isinstance(node, dict) or part not in node:
-            return False
+            return None
         node = node[part]
-    return node in NARROWING_VALUES.get(dotted, ())
+    return node
 
 
 def make_layer(scope: Scope, source: str, data: dict[str, Any], *, trusted: bool) -> SettingsLayer:
-    """A validated object as a layer; a project layer loses its user-only keys, and its
-    trust keys unless ``trusted`` (a value that only narrows, such as ``tools.approvalMode``
-    ``plan``, is kept)."""
+    """A validated object as a layer; a project layer keeps only the keys the trust table
+    lets it set (:func:`headwire.runtime.trust.project_may`: in an untrusted folder a value
+    that only narrows, such as ``tools.approvalMode`` ``plan``, is kept)."""
     copy = json.loads(json.dumps(data))
     dropped: list[str] = []
     if scope == "project":
-        for dotted in user_only_keys() + (() if trusted else trust_keys()):
-            if not trusted and _narrows(copy, dotted):
+        for dotted in schema_keys():
+            if project_may(dotted, trusted, _value(copy, dotted)):
                 continue
             if _drop(copy, dotted):
                 dropped.append(dotted)
@@ -353,6 +375,8 @@ class Settings:
     layers: tuple[SettingsLayer, ...] = ()
     model_name: str | None = None
     max_session_turns: int | None = None
+    max_tool_calls: int | None = None
+    max_subagent_depth: int | float | None = None
     model_fallbacks: tuple[str, ...] = ()
     model_pricing: Mapping[str, ModelPrice] = field(default_factory=lambda: MappingProxyType({}))
     tools_core: tuple[str, ...] | None = None
@@ -442,6 +466,8 @@ def merge_layers(layers: tuple[SettingsLayer, ...]) -> Settings:
         layers=layers,
         model_name=top("model.name"),
         max_session_turns=top("model.maxSessionTurns"),
+        max_tool_calls=top("model.maxToolCalls"),
+        max_subagent_depth=top("model.maxSubagentDepth"),
         model_fallbacks=split_models(top("modelFallbacks")),
         model_pricing=MappingProxyType(pricing),
         tools_core=strings(top("tools.core")),
@@ -477,13 +503,15 @@ def load_settings(
 ) -> Settings:
     """Read, validate and merge the user file, the project file and ``--settings``.
 
-    ``trusted`` says whether the project's keys that can run code or reach the network
-    (:func:`trust_keys`) are taken.  Raises :class:`SettingsError` (one line) on the first
-    problem in any of them.
+    ``trusted`` says whether the project folder is trusted; the trust table decides which of
+    its keys are then taken (:func:`headwire.runtime.trust.project_may`).  Raises
+    :class:`SettingsError` (one line) on the first problem in any of them.
     """
     layers: list[SettingsLayer] = []
     for scope, path in settings_paths(data_dir, cwd):
-        data = read_settings_file(path)
+        if scope == "project" and not project_may(SETTINGS_FILE_ENTRY, trusted):
+            continue
+        data = read_settings_file(path, inside=cwd if scope == "project" else None)
         if data is not None:
             layers.append(make_layer(scope, str(path), data, trusted=trusted))
     if cli_value is not None and cli_value.strip():
@@ -509,12 +537,14 @@ def dropped_notes(settings: Settings) -> list[str]:
 
 __all__ = [
     "DEFAULT_CONTEXT_FILE_NAMES",
+    "NARROWING_VALUES",
     "Settings",
     "SettingsError",
     "SettingsLayer",
     "dropped_notes",
     "load_settings",
     "merge_layers",
+    "schema_keys",
     "settings_schema",
     "trust_keys",
     "user_only_keys",

@@ -8,6 +8,12 @@ answered with a user message naming what is wrong (:meth:`StructuredOutput.feedb
 :data:`MAX_PROBLEMS` problems), and the model tries again, at most ``retries`` times
 (:data:`STRUCTURED_OUTPUT_RETRIES`); then the turn ends with
 ``error_max_structured_output_retries``.  Nothing that does not validate is ever accepted.
+
+The check runs in the cancellable worker (:mod:`headwire.runtime.tools.worker`,
+:meth:`StructuredOutput.check_in_worker`): a hostile answer can make ``jsonschema`` slow (30,000
+objects under ``uniqueItems`` compare pairwise), and there it holds no GIL of headwire's, is
+killed the moment the turn is cancelled (a signal, an interrupt), and gives up after
+:data:`CHECK_TIMEOUT_S` (the answer is then refused as one that could not be checked).
 """
 
 from __future__ import annotations
@@ -22,6 +28,8 @@ STRUCTURED_OUTPUT_RETRIES = 2
 """Corrections a model gets after its first invalid answer (3 answers in all)."""
 MAX_PROBLEMS = 5
 """Validation errors listed in one correction message."""
+CHECK_TIMEOUT_S = 30.0
+"""How long checking one answer may take before it is refused as uncheckable."""
 _PREVIEW = 200
 
 
@@ -106,6 +114,25 @@ class StructuredOutput:
         tail = f"; and {more} more" if more > 0 else ""
         return Verdict(False, problem="it does not match the schema: " + "; ".join(listed) + tail)
 
+    async def check_in_worker(self, text: str, timeout_s: float = CHECK_TIMEOUT_S) -> Verdict:
+        """:meth:`check`, run in the cancellable worker: cancelling the caller kills it, and an
+        answer not checked within ``timeout_s`` is refused with a problem saying so."""
+        from headwire.runtime.tools.offload import StepTimedOut
+        from headwire.runtime.tools.worker import WorkerFailed, run_in_worker
+
+        request = {"schema": self.schema, "text": text}
+        try:
+            answer = await run_in_worker(__name__, request, timeout_s)
+        except StepTimedOut:
+            return Verdict(
+                False,
+                problem=f"the answer could not be checked against the schema within "
+                f"{timeout_s:g} s; give a smaller answer",
+            )
+        except WorkerFailed as exc:
+            return Verdict(False, problem=f"the answer could not be checked ({exc})")
+        return Verdict(bool(answer["ok"]), answer.get("value"), str(answer.get("problem", "")))
+
     def feedback(self, problem: str) -> str:
         """The user message that asks the model to correct its answer."""
         return (
@@ -121,7 +148,24 @@ class StructuredOutput:
         )
 
 
+def _check(request: dict[str, Any]) -> dict[str, Any]:
+    """The worker's job: :meth:`StructuredOutput.check` of ``request["text"]``."""
+    from headwire.runtime.output_schema import check_schema
+
+    structured = StructuredOutput(request["schema"], check_schema(request["schema"]))
+    verdict = structured.check(request["text"])
+    return {"ok": verdict.ok, "value": verdict.value, "problem": verdict.problem}
+
+
+def main() -> None:
+    """The worker process: check one answer, write its verdict."""
+    from headwire.runtime.tools.worker import serve
+
+    serve(_check)
+
+
 __all__ = [
+    "CHECK_TIMEOUT_S",
     "MAX_PROBLEMS",
     "STRUCTURED_OUTPUT_RETRIES",
     "StructuredOutput",

@@ -1,9 +1,13 @@
-"""Trusted folders: whether a project's own configuration may run code or reach the network.
+"""Trusted folders, and the one table of what a project folder may set without trust.
 
-A repository is data until its user says otherwise.  Project configuration that can execute or
-connect -- the MCP servers of ``<project>/.headwire/settings.json`` and the agent definitions
-of ``<project>/.headwire/agents/`` (hooks, when they come) -- is used only when the project
-folder is trusted:
+A repository is data until its user says otherwise.  :data:`PROJECT_TABLE` lists every
+settings key and every project file headwire reads from a working directory, and whether an
+untrusted folder may set it; every reader of project-controlled files and keys asks
+:func:`project_may` (settings loading, the agent folder, context files, MCP servers through
+their settings key), and ``docs/security.md`` / ``docs/settings.md`` are generated from it.
+The default is *deny* for whatever widens access, changes accounting or limits, runs code or
+chooses where requests and secrets go.  Project configuration that is denied is used only
+when the project folder is trusted:
 
 * listed in the user's trust list ``<data dir>/trusted.json`` (``{"folders": ["/abs/path"]}``;
   a folder trusts everything below it), which only the user writes (``headwire trust``);
@@ -19,13 +23,223 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Literal
 
+from headwire.io.lines import open_regular
 from headwire.runtime.storage import private_dir
 
 TRUST_FILE = "trusted.json"
 TRUST_ENV = "HEADWIRE_TRUST_PROJECT"
 _TRUE = frozenset({"1", "true", "yes", "on"})
+
+
+Who = Literal["any", "trusted", "narrowing", "user"]
+"""Who may set an entry from a project folder: ``any`` folder; a ``trusted`` one only;
+``narrowing``: a trusted one, or any folder for a value that only takes permissions away;
+``user``: never a project (only the user settings and ``--settings``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectEntry:
+    """One row of the trust table: a dotted settings key or a project file, who may set it
+    from a project folder, and why."""
+
+    name: str
+    kind: Literal["setting", "file"]
+    who: Who
+    why: str
+
+
+SETTINGS_FILE_ENTRY = ".headwire/settings.json"
+AGENTS_DIR_ENTRY = ".headwire/agents/*.md"
+CONTEXT_FILES_ENTRY = "context files (QWEN.md, AGENTS.md, context.fileName)"
+IGNORE_FILES_ENTRY = ".gitignore, .qwenignore"
+
+PROJECT_TABLE: tuple[ProjectEntry, ...] = (
+    ProjectEntry("$schema", "setting", "any", "names the schema for editors; changes nothing"),
+    ProjectEntry("model.name", "setting", "any", "picks a model of the provider the user set up"),
+    ProjectEntry(
+        "model.maxSessionTurns", "setting", "trusted", "a limit of the run: raising it spends"
+    ),
+    ProjectEntry(
+        "model.maxToolCalls", "setting", "trusted", "a limit of the run: raising it spends"
+    ),
+    ProjectEntry(
+        "model.maxSubagentDepth",
+        "setting",
+        "trusted",
+        "a limit of the run: deeper agents spend more",
+    ),
+    ProjectEntry(
+        "modelFallbacks",
+        "setting",
+        "any",
+        "picks models of the provider the user set up, priced by the user's table",
+    ),
+    ProjectEntry(
+        "modelPricing",
+        "setting",
+        "trusted",
+        "the prices cost and --max-budget-usd count with: a price of 0 would lift the budget",
+    ),
+    ProjectEntry(
+        "tools.core", "setting", "any", "only narrows: tools it does not name are not offered"
+    ),
+    ProjectEntry(
+        "tools.exclude", "setting", "any", "only narrows: tools and commands never offered"
+    ),
+    ProjectEntry(
+        "tools.allowed", "setting", "trusted", "lets tools and commands run without asking"
+    ),
+    ProjectEntry(
+        "tools.approvalMode",
+        "setting",
+        "narrowing",
+        "`default` and `plan` only narrow; `auto-edit` and `yolo` run calls without asking",
+    ),
+    ProjectEntry(
+        "tools.todoWrite.enabled",
+        "setting",
+        "any",
+        "offers the model's task list; no new access",
+    ),
+    ProjectEntry(
+        "tools.listDirectory.enabled",
+        "setting",
+        "any",
+        "offers a listing tool confined to the workspace, as glob is",
+    ),
+    ProjectEntry(
+        "tools.webFetch.allowPrivateNetwork",
+        "setting",
+        "user",
+        "lets web_fetch reach loopback, the local network and cloud metadata",
+    ),
+    ProjectEntry(
+        "context.fileName",
+        "setting",
+        "trusted",
+        "chooses files, also in the user's data folder, sent to the provider unasked",
+    ),
+    ProjectEntry(
+        "model.generationConfig.contextWindowSize",
+        "setting",
+        "trusted",
+        "how often the conversation is summarized: a small window spends on summary calls",
+    ),
+    ProjectEntry(
+        "context.autoCompactThreshold",
+        "setting",
+        "trusted",
+        "how often the conversation is summarized: a low threshold spends on summary calls",
+    ),
+    ProjectEntry(
+        "context.clearContextOnIdle.toolResultsThresholdMinutes",
+        "setting",
+        "any",
+        "only which old tool results the model still sees; no access, no spending",
+    ),
+    ProjectEntry(
+        "context.clearContextOnIdle.toolResultsNumToKeep",
+        "setting",
+        "any",
+        "only which old tool results the model still sees; no access, no spending",
+    ),
+    ProjectEntry(
+        "context.clearContextOnIdle.toolResultsTotalCharsThreshold",
+        "setting",
+        "any",
+        "only which old tool results the model still sees; no access, no spending",
+    ),
+    ProjectEntry(
+        "env",
+        "setting",
+        "trusted",
+        "sets variables for headwire and its tools, such as where requests go",
+    ),
+    ProjectEntry("mcpServers", "setting", "trusted", "starts processes and opens connections"),
+    ProjectEntry(
+        SETTINGS_FILE_ENTRY,
+        "file",
+        "any",
+        "read in every folder (a regular file, at most 4 MiB); each key as this table says",
+    ),
+    ProjectEntry(
+        AGENTS_DIR_ENTRY,
+        "file",
+        "trusted",
+        "subagent definitions: prompts, tools and models the agent tool runs",
+    ),
+    ProjectEntry(
+        CONTEXT_FILES_ENTRY,
+        "file",
+        "any",
+        "text for the model, read from the working directory up to the repository root: "
+        "a regular file that stays inside the folder it is found in, at most 1 MiB; "
+        "others are skipped with a note",
+    ),
+    ProjectEntry(
+        IGNORE_FILES_ENTRY,
+        "file",
+        "any",
+        "only hide files from glob and list_directory; read only as a regular file inside "
+        "its folder (a FIFO or a link out is skipped)",
+    ),
+)
+"""Every setting and project file a working directory can supply, and who may set it."""
+
+NARROWING_VALUES: Mapping[str, tuple[Any, ...]] = {"tools.approvalMode": ("default", "plan")}
+"""The values of ``narrowing`` entries an untrusted folder may set (they only take away)."""
+
+_BY_NAME = {entry.name: entry for entry in PROJECT_TABLE}
+_MISSING: Any = object()
+
+
+def project_entry(name: str) -> ProjectEntry:
+    """The table's row for ``name``; a name the table does not know is a ``KeyError`` (a new
+    setting or project file must be decided before anything reads it)."""
+    return _BY_NAME[name]
+
+
+def project_may(name: str, trusted: bool, value: Any = _MISSING) -> bool:
+    """Whether a project folder's ``name`` (with ``value``, for ``narrowing`` entries) is used,
+    given whether the folder is ``trusted``: the one check every reader makes."""
+    who = project_entry(name).who
+    if who == "any":
+        return True
+    if who == "user":
+        return False
+    if trusted:
+        return True
+    return who == "narrowing" and value is not _MISSING and value in NARROWING_VALUES[name]
+
+
+def project_settings(who: Who) -> tuple[str, ...]:
+    """The dotted settings keys of the table with ``who``."""
+    return tuple(e.name for e in PROJECT_TABLE if e.kind == "setting" and e.who == who)
+
+
+def resolve_inside(path: Path, folder: Path) -> str:
+    """``path``'s real path (links resolved) when it stays inside ``folder``'s real path;
+    otherwise ``OSError`` saying where it leads.  The one confinement check for files a
+    project supplies (context files, the project settings file)."""
+    inner = os.path.realpath(folder)
+    real = os.path.realpath(path)
+    if os.path.commonpath([inner, real]) != inner:
+        raise OSError(f"it leads outside {folder} (to {real})")
+    return real
+
+
+def read_project_file(path: Path, folder: Path, limit: int) -> bytes:
+    """At most ``limit + 1`` bytes of a file a project supplies (a context file, an ignore
+    file): read only when its real path stays inside ``folder`` (:func:`resolve_inside`) and
+    it is a regular file, so a link to a secret, a FIFO or a device is never read and opening
+    never blocks.  ``FileNotFoundError`` when it is absent, ``OSError`` saying why otherwise."""
+    real = resolve_inside(path, folder)
+    with os.fdopen(open_regular(real, follow_symlinks=False), "rb") as handle:
+        return handle.read(limit + 1)
 
 
 def _real(path: Path | str) -> Path:
@@ -86,10 +300,23 @@ def untrusted_note(what: str, project: Path) -> str:
 
 
 __all__ = [
+    "AGENTS_DIR_ENTRY",
+    "CONTEXT_FILES_ENTRY",
+    "IGNORE_FILES_ENTRY",
+    "NARROWING_VALUES",
+    "PROJECT_TABLE",
+    "SETTINGS_FILE_ENTRY",
     "TRUST_ENV",
     "TRUST_FILE",
+    "ProjectEntry",
+    "Who",
     "add_trusted",
     "is_trusted",
+    "project_entry",
+    "project_may",
+    "project_settings",
+    "read_project_file",
+    "resolve_inside",
     "trusted_folders",
     "untrusted_note",
 ]

@@ -1,11 +1,12 @@
 """A transcript as text for a terminal (pure): ``headwire sessions show``.
 
 Recorded text may hold escape sequences (a tool printed colours, or something hostile that
-would move the cursor, retitle the window or rewrite the screen), so every control character
-but newline and tab is shown as a visible ``\\xNN`` escape: nothing recorded reaches the
-terminal as a control sequence.  The only escapes written are the renderer's own styles, and
-only with ``color=True``.  Long texts show a head and a tail (:data:`PREVIEW_BYTES` for a tool's
-output, :data:`TEXT_BYTES` for prompts and messages); ``export`` gives more.
+would move the cursor, retitle the window or rewrite the screen), so every string goes
+through :func:`~headwire.printable.printable`, the one sanitizer (``^[`` for ESC, tabs as
+spaces): nothing recorded reaches the terminal as a control sequence.  The only escapes
+written are the renderer's own styles, and only with ``color=True``.  Long texts show a head
+and a tail (:data:`PREVIEW_BYTES` for a tool's output, :data:`TEXT_BYTES` for prompts and
+messages); ``export`` gives more.
 
 Invariant (a hypothesis property in ``tests/unit/transcript/test_terminal.py``): with
 ``color=False`` the rendering holds no control character other than newline.
@@ -13,8 +14,7 @@ Invariant (a hypothesis property in ``tests/unit/transcript/test_terminal.py``):
 
 from __future__ import annotations
 
-import re
-
+from headwire.printable import printable
 from headwire.transcript.excerpt import Excerpt, shrink
 from headwire.transcript.model import Text, ToolCall, Transcript, Usage, brief_args
 
@@ -31,16 +31,10 @@ PREVIEW_BYTES = 600
 TEXT_BYTES = 4000
 """Bytes of a prompt or a message the transcript shows."""
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
-
-
-def _escape(match: re.Match[str]) -> str:
-    return f"\\x{ord(match.group()):02x}" if ord(match.group()) < 0x100 else "\ufffd"
-
 
 def visible(text: str) -> str:
-    """``text`` with tabs as spaces and every other control character but newline escaped."""
-    return _CONTROL.sub(_escape, text.replace("\t", "    "))
+    """``text`` with tabs as spaces, through :func:`~headwire.printable.printable`."""
+    return printable(text.replace("\t", "    "))
 
 
 class _Style:

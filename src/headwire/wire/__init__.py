@@ -4,11 +4,12 @@ the JSON reader that reads back everything the writers write (lone surrogates in
 from headwire.wire.decode import JsonDecodeError, loads
 from headwire.wire.encode import dumps, encode, encode_str, js_number
 from headwire.wire.size import json_size, payload_bytes, plain_payload_bytes
-from headwire.wire.sse_lines import SseLineSplitter, split_sse_lines
+from headwire.wire.sse_lines import SseLineSplitter, SseLineTooLong, split_sse_lines
 
 __all__ = [
     "JsonDecodeError",
     "SseLineSplitter",
+    "SseLineTooLong",
     "dumps",
     "encode",
     "encode_str",

@@ -23,6 +23,7 @@ from headwire.protocol.messages import InterimResult
 from headwire.runtime.agent import Agent, AgentConfig
 from headwire.runtime.agents.definitions import BUILTIN_AGENTS
 from headwire.runtime.agents.tool import AgentTool
+from headwire.runtime.limits import RunLimits
 from headwire.runtime.meter import Meter
 from headwire.runtime.models.base import ModelRequest, Usage
 from headwire.runtime.models.scripted import ScriptedModel
@@ -74,6 +75,7 @@ def make_agent(
     structured: bool = False,
     previous: dict[str, Usage] | None = None,
     max_turns: int = -1,
+    max_tool_calls: int = -1,
 ) -> Agent:
     model = ScriptedModel([{"tools": [], **t} for t in turns], name="m")
     meter = Meter(price_table({"m": PRICE}), previous)
@@ -82,9 +84,12 @@ def make_agent(
         cwd=Path("."),
         model_name="m",
         policy=Policy("yolo"),
-        meter=meter,
-        max_budget_usd=budget,
-        max_session_turns=max_turns,
+        limits=RunLimits(
+            max_model_calls=max_turns,
+            max_tool_calls=max_tool_calls,
+            max_budget_usd=budget,
+            meter=meter,
+        ),
         structured=StructuredOutput(SCHEMA, check_schema(SCHEMA)) if structured else None,
         agent_names=("general-purpose",),
     )
@@ -137,6 +142,7 @@ entry = st.one_of(
     budget=st.one_of(st.none(), st.floats(0.0005, 0.05)),
     structured=st.booleans(),
     max_turns=st.sampled_from([-1, -1, 4]),
+    max_tool_calls=st.sampled_from([-1, -1, 0, 3]),
 )
 def test_every_turn_ends_once_and_its_accounts_add_up(
     turns: list[dict[str, Any]],
@@ -144,9 +150,17 @@ def test_every_turn_ends_once_and_its_accounts_add_up(
     budget: float | None,
     structured: bool,
     max_turns: int,
+    max_tool_calls: int,
 ) -> None:
     wire: list[Any] = []
-    agent = make_agent(turns, wire, budget=budget, structured=structured, max_turns=max_turns)
+    agent = make_agent(
+        turns,
+        wire,
+        budget=budget,
+        structured=structured,
+        max_turns=max_turns,
+        max_tool_calls=max_tool_calls,
+    )
 
     async def main() -> list[ev.TurnFinished]:
         return [await agent.run_turn(f"prompt {i}") for i in range(prompts)]
@@ -200,6 +214,22 @@ def test_every_turn_ends_once_and_its_accounts_add_up(
             # equal as the wire writes them (JSON.stringify: an integer past 2**53 as its double)
             assert json.loads(encode(result["structured_output"])) == json.loads(result["result"])
             assert isinstance(result["structured_output"]["n"], int)
+    # one count per run: every model call and every tool call, subagents' too, passed the gate
+    limits = agent.config.limits
+    model_calls = sum(isinstance(e, ev.ModelCallStarted) for e in events)
+    tool_runs = sum(isinstance(e, ev.ToolStarted) for e in events)
+    assert model_calls == limits.model_calls and tool_runs == limits.tool_calls
+    assert max_turns < 0 or model_calls <= max_turns
+    assert max_tool_calls < 0 or tool_runs <= max_tool_calls
+    for done in finished:
+        if done.limit == "tool_calls":
+            assert done.subtype == "error_during_execution" and "--max-tool-calls" in str(
+                done.error
+            )
+    # every tool_use shown has its tool_result, whatever ended the turn
+    uses = [e.call_id for e in events if isinstance(e, ev.ToolUse)]
+    answered = [e.response.call_id for e in events if isinstance(e, ev.ToolFinished)]
+    assert sorted(uses) == sorted(answered)
     if budget is not None:
         # the budget: no model call starts once it is spent, so at most one call overshoots
         spent = agent.config.meter.spent_usd()
@@ -248,7 +278,7 @@ def test_the_wall_clock_limit_cancels_the_running_step() -> None:
     wire: list[Any] = []
     agent = make_agent([{"text": "on it", "tools": [{"name": "echo", "args": {}}]}], wire)
     agent.tools["echo"] = Slow()
-    agent.config.max_duration_s = 0.2
+    agent.config.limits.max_duration_s = 0.2
     done = asyncio.run(asyncio.wait_for(agent.run_turn("go"), 5))
     assert done.limit == "duration" and done.subtype == "error_during_execution"
     assert done.text == "on it"  # the partial answer

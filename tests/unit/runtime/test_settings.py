@@ -17,6 +17,7 @@ from headwire.runtime.settings import (
     DEFAULT_CONTEXT_FILE_NAMES,
     Settings,
     SettingsError,
+    dropped_notes,
     load_settings,
     make_layer,
     merge_layers,
@@ -126,6 +127,47 @@ def test_untrusted_project_loses_the_keys_that_run_code(tmp_path: Path) -> None:
     assert user_only_keys() == ("tools.webFetch.allowPrivateNetwork",)
 
 
+def test_untrusted_project_cannot_loosen_limits_or_pick_files(tmp_path: Path) -> None:
+    """Issue 21: an untrusted project's prices, turn limit and context file names are not
+    taken (each named in a note); the user's own values stay."""
+    home, proj = dirs(tmp_path)
+    price = {"m": {"inputPerMillionTokens": 5, "outputPerMillionTokens": 5}}
+    write(home / "settings.json", {"modelPricing": price, "model": {"maxSessionTurns": 3}})
+    project = {
+        "modelPricing": {"m": {"inputPerMillionTokens": 0, "outputPerMillionTokens": 0}},
+        "model": {"maxSessionTurns": 999},
+        "context": {"fileName": "settings.json"},
+    }
+    write(proj / ".headwire" / "settings.json", project)
+    untrusted = load_settings(home, proj, trusted=False)
+    assert untrusted.model_pricing["m"].input_per_million == 5
+    assert untrusted.max_session_turns == 3
+    assert untrusted.context_file_names == DEFAULT_CONTEXT_FILE_NAMES
+    assert set(untrusted.layers[1].dropped) == {
+        "modelPricing",
+        "model.maxSessionTurns",
+        "context.fileName",
+    }
+    notes = dropped_notes(untrusted)
+    assert len(notes) == 3 and all("not a trusted folder" in n for n in notes)
+    trusted = load_settings(home, proj)
+    assert trusted.model_pricing["m"].input_per_million == 0
+    assert trusted.context_file_names == ("settings.json",)
+
+
+def test_project_settings_file_stays_inside_the_project(tmp_path: Path) -> None:
+    home, proj = dirs(tmp_path)
+    outside = write(tmp_path / "elsewhere.json", {"model": {"name": "outside"}})
+    (proj / ".headwire").mkdir()
+    (proj / ".headwire" / "settings.json").symlink_to(outside)
+    with pytest.raises(SettingsError, match="cannot read: it leads outside"):
+        load_settings(home, proj, trusted=False)
+    inside = write(proj / "shared.json", {"model": {"name": "inside"}})
+    (proj / ".headwire" / "settings.json").unlink()
+    (proj / ".headwire" / "settings.json").symlink_to(inside)
+    assert load_settings(home, proj, trusted=False).model_name == "inside"
+
+
 def test_loaded_settings_are_frozen(tmp_path: Path) -> None:
     home, proj = dirs(tmp_path)
     write(home / "settings.json", {"env": {"A": "1"}, "tools": {"exclude": ["x"]}})
@@ -153,6 +195,8 @@ def test_loaded_settings_are_frozen(tmp_path: Path) -> None:
         ('{"context": {"fileName": 3}}', "context.fileName: expected a string or an array"),
         ('{"env": {"A": 1}}', "env.A: expected a string, got 1"),
         ('{"modelPricing": {"m": {"input": 1}}}', "modelPricing.m.input: unknown key"),
+        ('{"context": {"fileName": "../.ssh/id_rsa"}}', "context.fileName: expected a file name"),
+        ('{"context": {"fileName": ["QWEN.md", ".."]}}', "context.fileName[1]: expected a file"),
         ('{"modelPricing": {"m": {"inputPerMillionTokens": NaN}}}', "not valid JSON: NaN"),
         ('{"a": 1,}', "not valid JSON: "),
         ("[1]", "expected a JSON object at the top level, got an array of 1 item"),
@@ -231,6 +275,8 @@ def _leaves(schema: Any, prefix: str = "") -> list[str]:
 SAMPLE_VALUES: dict[str, Any] = {
     "model.name": "m",
     "model.maxSessionTurns": 7,
+    "model.maxToolCalls": 3,
+    "model.maxSubagentDepth": 2.5,
     "modelFallbacks": "a, b,a, c, d",
     "modelPricing": {"m": {"inputPerMillionTokens": 1, "outputPerMillionTokens": 2}},
     "tools.core": ["read_file"],

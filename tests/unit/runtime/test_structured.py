@@ -134,3 +134,46 @@ def test_deep_nesting_is_refused_not_a_crash(tmp_path: Path) -> None:
     assert recursive.check("[" * 50 + "]" * 50).ok
     verdict = recursive.check("[" * 5000 + "]" * 5000)
     assert not verdict.ok and ("nested" in verdict.problem or "recursion" in verdict.problem)
+
+
+def test_the_check_in_the_worker_agrees_with_the_check_in_process() -> None:
+    """The worker's verdict (:meth:`StructuredOutput.check_in_worker`) is the in-process one,
+    value included (surrogates and non-ASCII survive the trip)."""
+    import asyncio
+
+    checker = structured()
+    for text in ['{"name": "ab", "n": 3}', '{"name": "AB"}', "not json", '{"name": "\\ud800é"}']:
+        assert asyncio.run(checker.check_in_worker(text)) == checker.check(text)
+
+
+def test_an_answer_too_slow_to_check_is_refused_and_its_worker_killed() -> None:
+    """30,000 objects under ``uniqueItems`` take ``jsonschema`` minutes: the check gives up at
+    its timeout with a problem the model can act on, and the worker is gone at once."""
+    import asyncio
+
+    checker = structured({"type": "array", "uniqueItems": True})
+    answer = json.dumps([{"k": i} for i in range(30_000)])
+    started = time.monotonic()
+    verdict = asyncio.run(checker.check_in_worker(answer, timeout_s=1.0))
+    assert not verdict.ok
+    assert "could not be checked" in verdict.problem
+    assert time.monotonic() - started < 10
+
+
+def test_every_worker_module_serves_through_the_one_worker() -> None:
+    """The cancellable worker's users: each has a ``main`` that is the worker's ``serve``."""
+    import importlib
+    import inspect
+
+    from headwire.runtime.tools.worker import WORKER_MODULES
+
+    for name in WORKER_MODULES:
+        module = importlib.import_module(name)
+        assert "serve(" in inspect.getsource(module.main), name
+    src = Path(importlib.import_module("headwire").__file__ or "").parent
+    users = {
+        ".".join(("headwire", *path.relative_to(src).with_suffix("").parts))
+        for path in src.rglob("*.py")
+        if "run_in_worker(" in path.read_text() and path.name != "worker.py"
+    }
+    assert users == set(WORKER_MODULES)

@@ -21,11 +21,13 @@ Malformed files are skipped with a note (never a crash).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from headwire.errors import ConfigError
+from headwire.io.lines import open_regular
 from headwire.runtime.tools.base import ApprovalMode
 
 _MODES: dict[str, ApprovalMode] = {
@@ -119,6 +121,10 @@ def parse_agent_file(text: str, source: str) -> AgentDefinition:
     return AgentDefinition(name, fields.get("description", ""), body, tools, source, mode)
 
 
+MAX_AGENT_FILE_BYTES = 1024 * 1024
+"""An agent file larger than this is skipped with a note."""
+
+
 def load_agents(
     user_dir: Path, project_dir: Path | None, warn: Callable[[str], None] | None = None
 ) -> dict[str, AgentDefinition]:
@@ -129,8 +135,12 @@ def load_agents(
         if folder is None or not folder.is_dir():
             continue
         for path in sorted(folder.glob("*.md")):
-            try:
-                definition = parse_agent_file(path.read_text(encoding="utf-8"), str(path))
+            try:  # a FIFO or a device named *.md must not block the start
+                with os.fdopen(open_regular(path), "rb") as handle:
+                    raw = handle.read(MAX_AGENT_FILE_BYTES + 1)
+                if len(raw) > MAX_AGENT_FILE_BYTES:
+                    raise AgentFileError(f"{path}: larger than {MAX_AGENT_FILE_BYTES} bytes")
+                definition = parse_agent_file(raw.decode("utf-8"), str(path))
             except (OSError, UnicodeDecodeError, AgentFileError) as exc:
                 if warn is not None:
                     warn(f"headwire: skipping agent file: {exc}")

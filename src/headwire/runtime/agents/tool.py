@@ -123,7 +123,7 @@ class AgentTool:
             raise
         except ModelError as exc:
             message = exc.message or "Task execution failed"
-        except Exception as exc:  # the turn limit, or anything else: the task failed
+        except Exception as exc:  # a run limit (it stops the parent at its next step), or else
             message = str(exc) or "Task execution failed"
         else:
             finished("completed", tool_uses)
@@ -136,8 +136,10 @@ class AgentTool:
 
 
 def _spawn(parent: Agent, definition: AgentDefinition, call_id: str) -> Agent:
-    """A child agent sharing the parent's model, event stream, artifacts and cancellation, and
-    its live permission policy (a view never looser than the definition's ``approvalMode``)."""
+    """A child agent sharing the parent's model, event stream, artifacts and cancellation, the
+    run's limits (one :class:`~headwire.runtime.limits.RunLimits`: its model and tool calls
+    count with the parent's), and its live permission policy (a view never looser than the
+    definition's ``approvalMode``)."""
     from headwire.runtime.agent import Agent
 
     config = dataclasses.replace(
@@ -146,7 +148,6 @@ def _spawn(parent: Agent, definition: AgentDefinition, call_id: str) -> Agent:
         depth=parent.config.depth + 1,
         system_prompt=definition.system_prompt or parent.config.system_prompt,
         append_system_prompt=None,
-        max_session_turns=-1,
         policy=parent.config.policy.narrowed(definition.approval_mode),
     )
     tools = list(parent.tools.values())  # a definition picks among these, never adds

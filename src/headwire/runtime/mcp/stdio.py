@@ -25,7 +25,6 @@ import contextlib
 import os
 import re
 import signal
-import sys
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -36,6 +35,7 @@ import mcp_types as types
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.shared.message import SessionMessage
 
+from headwire.io.stdio import relay
 from headwire.runtime.mcp.large import STREAM_PARSE_BYTES, read_tool_response
 from headwire.runtime.redact import redact
 from headwire.runtime.tools.offload import in_thread
@@ -295,7 +295,7 @@ async def stdio_transport(
             while chunk := await stderr.read(4096):
                 state.add_stderr(chunk)
                 if debug:
-                    sys.stderr.write(redact(chunk.decode("utf-8", "replace")))
+                    relay(redact(chunk.decode("utf-8", "replace")))
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(reader)

@@ -13,6 +13,13 @@ from typing import Any, Protocol
 
 from headwire.errors import ModelServerError
 from headwire.events import Usage as Usage
+from headwire.runtime.redact import redact
+
+MAX_ERROR_CHARS = 500
+"""The longest model error message: a server's text (an error body, a mid-stream error event)
+is quoted in it, and it reaches the ``result`` line, stderr and the recording."""
+_SCANNED = MAX_ERROR_CHARS * 8
+"""How much of a message is read to make the short one (runs of whitespace collapse)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,10 +102,24 @@ class ModelRequest:
     tools: list[dict[str, Any]]
 
 
+def error_message(text: str, limit: int = MAX_ERROR_CHARS) -> str:
+    """``text`` as one line of at most ``limit`` characters (``...`` added when cut), registered
+    secrets scrubbed before the cut and after it (a cut through a secret leaves a fragment only
+    the second scrub sees).  Only the first few thousand characters are read."""
+    head = text[: max(limit * 8, _SCANNED)]
+    flat = " ".join(redact(head).split())
+    if len(flat) <= limit and len(head) == len(text):
+        return flat
+    return redact(flat[:limit]) + "..."
+
+
 class ModelError(ModelServerError):
-    """A model call failed; ``message`` is what the user sees on stderr or in an error result."""
+    """A model call failed; ``message`` is what the user sees on stderr or in an error result:
+    one line of at most :data:`MAX_ERROR_CHARS` characters (:func:`error_message`), whoever
+    made it; this is the one place model error text is cut."""
 
     def __init__(self, message: str, *, status: int | None = None, retryable: bool = False) -> None:
+        message = error_message(message)
         super().__init__(message)
         self.message = message
         self.status = status

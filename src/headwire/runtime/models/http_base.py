@@ -12,7 +12,13 @@ way for OpenAI chat completions, Anthropic Messages and Gemini ``streamGenerateC
 * After an event has been yielded nothing is retried: a dropped connection raises
   ``ModelError("Connection closed mid-stream")`` rather than truncating silently.
 * Every error message is one line for the user and never holds the API key (any occurrence in
-  server text becomes ``***``) nor a password of the base URL.
+  server text becomes ``***``) nor a password of the base URL; it is cut to
+  :data:`~headwire.runtime.models.base.MAX_ERROR_CHARS` characters where every model error is
+  made (:class:`~headwire.runtime.models.base.ModelError`).
+* Every body is bounded as it arrives (:mod:`headwire.runtime.http_body`): a stream's lines and
+  events (:mod:`headwire.runtime.models.sse`; past the cap the stream is closed with a clear
+  error), an error body (only its first :data:`MAX_ERROR_BODY_BYTES` are read, then the
+  connection is dropped) and a JSON answer (:data:`MAX_JSON_BODY_BYTES`).
 """
 
 from __future__ import annotations
@@ -21,7 +27,6 @@ import asyncio
 import contextlib
 import email.utils
 import os
-import sys
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass
@@ -33,14 +38,27 @@ import orjson
 
 from headwire import __version__
 from headwire.errors import ModelServerError
+from headwire.io.stdio import warn
 from headwire.runtime.environment import register_secret
+from headwire.runtime.http_body import (
+    ACCEPT_ENCODING,
+    BodyTooLarge,
+    BodyUndecodable,
+    read_body,
+    read_head,
+)
 from headwire.runtime.models.base import ModelError, ModelEvent, ModelRequest
 from headwire.runtime.models.httpx_lite import httpx
+from headwire.runtime.models.sse import MAX_EVENT_BYTES, StreamEventTooLarge
 from headwire.runtime.redact import redact
 from headwire.wire import dumps, loads
 
 SNIPPET_CHARS = 200
 """How much of a malformed event a message quotes."""
+MAX_ERROR_BODY_BYTES = 64 * 1024
+"""How much of an error answer's body is read (the message quotes far less)."""
+MAX_JSON_BODY_BYTES = MAX_EVENT_BYTES
+"""The largest JSON document read (an answer not streamed, a model list)."""
 
 _LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
 RETRYABLE_STATUSES = frozenset({408, 429, 529})
@@ -193,11 +211,18 @@ class StreamingHttpModel:
                     await self._fail_status(response, prepared)
                 content_type = response.headers.get("content-type", "")
                 if "json" in content_type and "event-stream" not in content_type:
-                    for event in self._decode_json(await response.aread(), prepared):
+                    body = await read_body(response, MAX_JSON_BODY_BYTES)
+                    for event in self._decode_json(body, prepared):
                         yield event
                     return
                 async for event in self._decode(response, prepared):
                     yield event
+        except (StreamEventTooLarge, BodyTooLarge, BodyUndecodable) as exc:
+            # leaving ``client.stream`` above closed the response: nothing more is read
+            what = str(exc) if not isinstance(exc, BodyTooLarge) else f"a JSON answer {exc}"
+            raise self._error(
+                f"Model server sent an unusable answer: {what}; it was closed"
+            ) from None
         except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
             raise Transient(
                 self._error(
@@ -226,7 +251,7 @@ class StreamingHttpModel:
     async def _fail_status(self, response: httpx.Response, prepared: Prepared) -> None:
         """Raise the error for a non-2xx answer: transient when retryable."""
         status = response.status_code
-        body = await response.aread()
+        body = await read_head(response, MAX_ERROR_BODY_BYTES)
         should = response.headers.get("x-should-retry", "").strip().lower()
         if should in ("true", "false"):
             retryable = should == "true"
@@ -258,6 +283,7 @@ class StreamingHttpModel:
         return {
             "Content-Type": "application/json",
             "Accept": "text/event-stream",
+            "Accept-Encoding": ACCEPT_ENCODING,
             "User-Agent": f"headwire/{__version__}",
         }
 
@@ -278,14 +304,19 @@ class StreamingHttpModel:
     async def get_json(self, url: str, headers: dict[str, str]) -> tuple[int, Any]:
         """``GET url``: the status and the JSON body (``None`` when not JSON); raises
         :class:`ModelError` when the server cannot be reached."""
+        headers = {"Accept-Encoding": ACCEPT_ENCODING, **headers}
         try:
-            response = await self._get_client().get(url, headers=headers)
+            async with self._get_client().stream("GET", url, headers=headers) as response:
+                try:
+                    body = await read_body(response, MAX_JSON_BODY_BYTES)
+                except (BodyTooLarge, BodyUndecodable):
+                    return response.status_code, None
         except httpx.HTTPError as exc:
             raise self._error(
                 f"Cannot reach model server at {self._display}: {exc_text(exc)}", retryable=True
             ) from exc
         try:
-            return response.status_code, loads(response.content)
+            return response.status_code, loads(body)
         except orjson.JSONDecodeError:
             return response.status_code, None
 
@@ -308,7 +339,7 @@ class StreamingHttpModel:
         if self._diagnostics is not None:
             self._diagnostics(line)
         else:
-            print(line, file=sys.stderr, flush=True)
+            warn(line)
 
 
 def _plain_http(scheme: str, local: bool) -> bool:
@@ -322,8 +353,8 @@ def _plain_http(scheme: str, local: bool) -> bool:
 
 def error_text(body: bytes) -> str:
     """The server's error message: ``{"error": {"message": ...}}`` when present, else the body,
-    scrubbed of registered secrets *before* it is cut to 500 characters (a cut through an
-    echoed key would leave a fragment no later scrub recognises)."""
+    as one line scrubbed of registered secrets (the :class:`ModelError` that quotes it cuts it
+    to :data:`~headwire.runtime.models.base.MAX_ERROR_CHARS`)."""
     try:
         data = loads(body)
     except orjson.JSONDecodeError:
@@ -337,19 +368,19 @@ def error_text(body: bytes) -> str:
     text = redact(body.decode("utf-8", "replace").strip())
     if not text:
         return "(empty response body)"
-    text = " ".join(text.split())
-    return text if len(text) <= 500 else text[:500] + "..."
+    return " ".join(text.split())
 
 
 def error_field_text(error: Any) -> str:
-    """The message of an ``error`` field: its ``message``, or the value itself."""
+    """The message of an ``error`` field: its ``message``, or the value itself (cut where the
+    :class:`ModelError` quoting it is made)."""
     if isinstance(error, dict):
         message = error.get("message")
         if isinstance(message, str) and message:
             return " ".join(redact(message).split())
     if isinstance(error, str):
         return " ".join(redact(error).split())
-    return redact(dumps(error).decode())[:500]
+    return redact(dumps(error).decode())
 
 
 def exc_text(exc: BaseException) -> str:

@@ -51,6 +51,7 @@ from headwire.runtime.models.base import (
     ThinkingDelta,
     ToolCall,
     Usage,
+    error_message,
     stop_reason_of,
 )
 from headwire.runtime.models.http_base import (
@@ -236,7 +237,8 @@ class OpenAIModel(StreamingHttpModel):
         if prepared.has_tools and NO_TOOL_SUPPORT.search(text):
             return (
                 f"Model server does not support tool calls for {self.name} "
-                f"(HTTP {status}: {text}); use a model and server with tool support, "
+                f"(HTTP {status}: {error_message(text, 200)}); use a model and server with "
+                "tool support, "
                 "see 'headwire doctor'"
             )
         return f"Model server returned HTTP {status}{reason}: {text}"

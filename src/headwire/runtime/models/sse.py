@@ -1,12 +1,29 @@
-"""Server-Sent Events, as the model APIs send them (``text/event-stream``)."""
+"""Server-Sent Events, as the model APIs send them (``text/event-stream``).
+
+Bounded as they arrive: the body is decoded in bounded steps (:mod:`headwire.runtime.http_body`),
+a line may hold at most :data:`MAX_EVENT_BYTES` bytes and an event's data lines at most
+:data:`MAX_EVENT_BYTES` characters together; past either, :class:`StreamEventTooLarge` is
+raised at once (the caller closes the stream), so a ``data:`` line that never ends costs at
+most that much memory.
+"""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
+from headwire.errors import RemoteProtocolError
+from headwire.runtime.http_body import iter_body
 from headwire.runtime.models.httpx_lite import httpx
-from headwire.wire.sse_lines import SseLineSplitter
+from headwire.wire.sse_lines import SseLineSplitter, SseLineTooLong
+
+MAX_EVENT_BYTES = 16 * 1024 * 1024
+"""The longest line, and the most data one event may hold (Gemini sends a tool call's
+arguments whole, in one event)."""
+
+
+class StreamEventTooLarge(RemoteProtocolError):
+    """A line or an event of the stream passed :data:`MAX_EVENT_BYTES`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,10 +46,15 @@ async def sse_lines(response: httpx.Response) -> AsyncIterator[str]:
     ``str.splitlines`` knows, which JSON carries unescaped inside strings; so lines are cut
     here, in bytes, and each is decoded on its own (UTF-8, invalid bytes replaced).
     """
-    splitter = SseLineSplitter()
-    async for chunk in response.aiter_bytes():
-        for line in splitter.feed(chunk):
-            yield line
+    splitter = SseLineSplitter(MAX_EVENT_BYTES)
+    try:
+        async for chunk in iter_body(response):
+            for line in splitter.feed(chunk):
+                yield line
+    except SseLineTooLong:
+        raise StreamEventTooLarge(
+            f"a line of the stream is longer than {MAX_EVENT_BYTES} bytes"
+        ) from None
     for line in splitter.close():
         yield line
 
@@ -46,18 +68,24 @@ async def sse_events(response: httpx.Response) -> AsyncIterator[SseEvent]:
     """
     name = ""
     data: list[str] = []
+    held = 0
     async for line in sse_lines(response):
         if line:
             field, _, value = line.partition(":")
             if value.startswith(" "):
                 value = value[1:]
             if field == "data":
+                held += len(value) + 1
+                if held > MAX_EVENT_BYTES:
+                    raise StreamEventTooLarge(
+                        f"an event of the stream holds more than {MAX_EVENT_BYTES} characters"
+                    )
                 data.append(value)
             elif field == "event":
                 name = value
             continue
         if data:
             yield SseEvent(name, data)
-        name, data = "", []
+        name, data, held = "", [], 0
     if data:
         yield SseEvent(name, data)

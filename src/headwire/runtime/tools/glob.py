@@ -39,6 +39,7 @@ from headwire.runtime.tools.paths import (
     resolve_in_workspace,
     workspace_roots,
 )
+from headwire.runtime.trust import read_project_file
 
 MAX_FILE_COUNT = 100
 MAX_COLLECTED = MAX_FILE_COUNT * 10
@@ -46,6 +47,8 @@ RECENT_S = 24 * 60 * 60
 MAX_WALK_ENTRIES = 200_000
 ALWAYS_SKIPPED = frozenset({".git", "node_modules"})
 IGNORE_FILES = (".gitignore", ".qwenignore")
+_MAX_IGNORE_BYTES = 1_000_000
+"""Bytes read from one ignore file."""
 _MAGIC = re.compile(r"[*?\[{]")
 
 
@@ -209,11 +212,11 @@ def load_rules(directory: Path, names: tuple[str, ...] = IGNORE_FILES) -> RuleSe
     """The ignore rules in ``directory`` (``None`` when it has no ignore file)."""
     rules: list[_Rule] = []
     for name in names:
-        try:
-            with open(directory / name, encoding="utf-8", errors="replace") as handle:
-                lines = handle.read(1_000_000).splitlines()
+        try:  # a regular file inside its folder: a FIFO or a link out is not read
+            raw = read_project_file(directory / name, directory, _MAX_IGNORE_BYTES)
         except OSError:
             continue
+        lines = raw[:_MAX_IGNORE_BYTES].decode("utf-8", "replace").splitlines()
         rules.extend(rule for rule in map(_parse_rule, lines) if rule is not None)
     if not rules:
         return None

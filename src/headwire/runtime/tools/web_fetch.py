@@ -5,7 +5,9 @@ page through a second model call; headwire returns the content itself (with the 
 the fetch metadata), so the session's own model answers from it and the call costs no extra
 model request.
 
-Limits: :data:`FETCH_TIMEOUT_S` for the whole fetch, :data:`MAX_RESPONSE_BYTES` of body,
+Limits: :data:`FETCH_TIMEOUT_S` for the whole fetch, :data:`MAX_RESPONSE_BYTES` of body (as
+received and as decoded, through every ``Content-Encoding`` layer, counted as it is produced:
+:mod:`headwire.runtime.http_body`),
 :data:`MAX_REDIRECTS` redirects (only to the same host, scheme and port; another host is
 reported to the model, which may fetch it with a new call), :data:`MAX_CONTENT_CHARS` of text.
 HTML becomes Markdown (markdownify on BeautifulSoup, scripts, styles and images dropped; at
@@ -243,10 +245,12 @@ class WebFetchTool:
     async def _fetch(self, url: str, args: dict[str, Any], ctx: ToolContext) -> tuple[str, str]:
         import httpx  # imported on first use: a session that never fetches does not pay for it
 
+        from headwire.runtime.http_body import ACCEPT_ENCODING
         from headwire.runtime.tools.netguard import guarded_client
 
         headers = {
             "Accept": _ACCEPT[args.get("format", "auto")],
+            "Accept-Encoding": ACCEPT_ENCODING,
             "User-Agent": f"headwire/{__version__}",
         }
         scheme, host, port = _host_port(url)
@@ -294,21 +298,24 @@ class WebFetchTool:
 
     @staticmethod
     async def _read(response: httpx.Response) -> bytes:
+        """The body, decoded in bounded steps: the cap holds for what is decoded, not only
+        for what was received (:mod:`headwire.runtime.http_body`)."""
+        from headwire.runtime.http_body import BodyTooLarge, BodyUndecodable, read_body
+
         declared = response.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > MAX_RESPONSE_BYTES:
             raise FetchFailed(
                 f"Response too large: {declared} bytes exceeds the {MAX_RESPONSE_BYTES}-byte limit"
             )
-        chunks: list[bytes] = []
-        total = 0
-        async for chunk in response.aiter_bytes():
-            total += len(chunk)
-            if total > MAX_RESPONSE_BYTES:
-                raise FetchFailed(
-                    f"Response too large: more than the {MAX_RESPONSE_BYTES}-byte limit"
-                )
-            chunks.append(chunk)
-        return b"".join(chunks)
+        try:
+            return await read_body(response, MAX_RESPONSE_BYTES)
+        except BodyTooLarge:
+            raise FetchFailed(
+                f"Response too large: more than the {MAX_RESPONSE_BYTES}-byte limit"
+                + (" once decoded" if response.headers.get("content-encoding") else "")
+            ) from None
+        except BodyUndecodable as exc:
+            raise FetchFailed(f"Cannot decode the response: {exc}") from None
 
     @staticmethod
     def _cross_host(

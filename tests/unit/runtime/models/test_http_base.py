@@ -9,7 +9,7 @@ import httpx
 from hypothesis import given
 from hypothesis import strategies as st
 
-from headwire.runtime.models.base import Usage
+from headwire.runtime.models.base import MAX_ERROR_CHARS, ModelError, Usage, error_message
 from headwire.runtime.models.http_base import display_url, error_text, retry_after_s
 from headwire.runtime.models.sse import SseEvent, sse_events
 
@@ -79,7 +79,17 @@ def test_error_texts_are_one_line() -> None:
     assert error_text(b'[{"error": {"code": 400, "message": "nope"}}]') == "nope"
     assert error_text(b"<html>\n<body>502</body>\n</html>") == "<html> <body>502</body> </html>"
     assert error_text(b"") == "(empty response body)"
-    assert len(error_text(b"x" * 2000)) == 503
+    assert len(ModelError(error_text(b"x" * 2000)).message) == 503
+
+
+@given(st.text(max_size=6000), st.integers(1, 700))
+def test_a_model_error_is_one_line_of_at_most_the_limit(text: str, limit: int) -> None:
+    """:func:`error_message`'s invariant: one line (no line break str.split knows), at most
+    ``limit`` characters plus the ``...`` of a cut; ModelError applies it with 500."""
+    short = error_message(text, limit)
+    assert len(short) <= limit + 3
+    assert short == " ".join(short.split())
+    assert len(ModelError(text).message) <= MAX_ERROR_CHARS + 3
 
 
 def test_display_url_hides_passwords() -> None:

@@ -211,3 +211,55 @@ def test_loopback_private_and_link_local_are_never_public(address: Any) -> None:
     """Invariant: loopback, private, link-local, multicast and unspecified are not public."""
     if address.is_loopback or address.is_private or address.is_link_local or address.is_multicast:
         assert not is_public_address(str(address))
+
+
+_BOMB_CHILD = """
+import asyncio, json, sys
+from pathlib import Path
+from headwire.runtime.tools.base import ToolContext
+from headwire.runtime.tools.web_fetch import WebFetchTool
+
+class Sink:
+    def save(self, tool_name, data):
+        raise AssertionError("nothing is saved")
+
+async def main():
+    errors = []
+    for url in sys.argv[1:]:
+        ctx = ToolContext(cwd=Path.cwd(), artifacts=Sink())
+        out = await WebFetchTool(allow_private=True).run({"url": url, "prompt": "p"}, ctx)
+        errors.append(out.error)
+    return errors
+
+errors = asyncio.run(main())
+peak = next(l for l in open("/proc/self/status") if l.startswith("VmHWM:")).split()[1]
+print(json.dumps({"errors": errors, "peak_kib": int(peak)}))
+"""
+
+
+def test_a_decompression_bomb_is_capped_as_it_is_decoded(server: Any) -> None:
+    """256 MiB of zeros sent as ``gzip``, ``deflate``, ``gzip, gzip`` (a few KB) and
+    ``deflate, gzip``: each fetch fails "too large" and the process's peak RSS stays near its
+    baseline.  Before, httpx inflated each received chunk whole (one 2.5 KB chunk of
+    ``gzip, gzip`` became 256 MiB) and the cap was checked after: 1 GiB took 1,068 MiB."""
+    import json
+    import subprocess
+    import sys
+
+    urls = [server.url(f"/bomb?mib=256&enc={enc}") for enc in ("gzip", "deflate")] + [
+        server.url(f"/bomb?mib=256&enc={enc}") for enc in ("gzip,gzip", "deflate,gzip")
+    ]
+    proc = subprocess.run(
+        [sys.executable, "-c", _BOMB_CHILD, *urls],
+        capture_output=True,
+        timeout=120,
+        check=False,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    peak_mib = report["peak_kib"] / 1024
+    print(f"peak RSS fetching four 256 MiB bombs: {peak_mib:.0f} MiB")
+    assert peak_mib < 150
+    for error in report["errors"]:
+        assert error is not None and "Response too large" in error and "decoded" in error
