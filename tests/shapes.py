@@ -20,10 +20,18 @@ JSON mode only, in every mode; Claude Code's run fields).  Shape comparisons lea
 both sides; ``tests/unit/test_result_order.py`` checks they follow upstream's keys, in order."""
 
 
+INIT_ADDITIONS = ("claude_code_version",)
+"""Keys ``system/init`` carries after Qwen Code's (the version under the name claude-agent-sdk
+reads)."""
+
+
 def without_additions(message: Any) -> Any:
-    """``message`` without the :data:`RESULT_ADDITIONS` when it is a ``result``."""
+    """``message`` without the :data:`RESULT_ADDITIONS` when it is a ``result``, without the
+    :data:`INIT_ADDITIONS` when it is ``system/init``."""
     if isinstance(message, dict) and message.get("type") == "result":
         return {k: v for k, v in message.items() if k not in RESULT_ADDITIONS}
+    if isinstance(message, dict) and message.get("subtype") == "init":
+        return {k: v for k, v in message.items() if k not in INIT_ADDITIONS}
     return message
 
 

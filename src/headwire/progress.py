@@ -16,7 +16,6 @@ every string a note carries, and the streaming text of the live region, went thr
 
 from __future__ import annotations
 
-import shlex
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -86,25 +85,15 @@ def duration(seconds: float) -> str:
     return f"{minutes}m{secs:02d}s"
 
 
-def allow_hint(
-    name: str, args: dict[str, Any], mode: str, *, edits: bool, interactive: bool
-) -> str:
-    """The rule or flag that would let a refused call run (``""`` when a person refused it
-    in the REPL: nothing to suggest)."""
-    if interactive:
-        if mode == "plan":
-            return "/approval-mode default asks before running it"
-        return ""
-    command = args.get("command")
-    if name == "run_shell_command" and isinstance(command, str) and command.split():
-        rule = shlex.quote(f"{name}({command.split()[0]})")
-    else:
-        rule = name
-    choices = [f"--allowed-tools {rule}"]
-    if edits:
-        choices.append("--approval-mode auto-edit")
-    choices.append("--yolo")
-    return "allow with " + " or ".join(choices)
+DENIAL_CHARS = 2000
+"""How much of a refusal the view shows: the reason and the advice after it, whole."""
+
+
+def allow_hint(mode: str) -> str:
+    """The REPL's hint under a call a person refused: none, except in plan mode.  (Without a
+    person, the refusal itself ends with the policy's advice: the rules or flags that allow
+    that exact call, :func:`headwire.runtime.policy.allow_hint`.)"""
+    return "/approval-mode default asks before running it" if mode == "plan" else ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,11 +123,9 @@ class Running:
 class ProgressFeed:
     """Events in, notes out; see the module docstring.
 
-    ``edit_tools``: tools that ``--approval-mode auto-edit`` allows (for hints);
     ``interactive``: a person answers approvals (the REPL), so hints name slash commands.
     """
 
-    edit_tools: frozenset[str] = frozenset()
     interactive: bool = False
     mode: str = "default"
     running: dict[str, Running] = field(default_factory=dict)
@@ -221,19 +208,15 @@ class ProgressFeed:
     def _tool_finished(self, event: ev.ToolFinished, depth: int, now: float) -> list[Note]:
         response = event.response
         self.running.pop(response.call_id, None)
-        name, args, since = self._calls.pop(response.call_id, (response.name, response.args, now))
+        since = self._calls.pop(response.call_id, (response.name, response.args, now))[2]
         self._tools += depth == 0
         if response.error_type == "cancelled":  # a call the turn's cancellation cut off
             return [Note("failed", "cancelled", depth)]
         if response.error_type == EXECUTION_DENIED and response.error is not None:
-            hint = allow_hint(
-                name,
-                args,
-                self.mode,
-                edits=name in self.edit_tools,
-                interactive=self.interactive,
-            )
-            return [Note("denied", "denied: " + clip(response.error, 200), depth, hint)]
+            # Without a person to ask, the refusal already ends with the policy's advice (the
+            # rules that allow this exact call): it is shown whole, with no second guess.
+            hint = allow_hint(self.mode) if self.interactive else ""
+            return [Note("denied", "denied: " + clip(response.error, DENIAL_CHARS), depth, hint)]
         took = duration(now - since)
         if response.failed:
             error = response.error or response.part_error or "failed"

@@ -113,3 +113,13 @@ def test_configuration_errors_are_usage_errors(tmp_path: Path) -> None:
     assert "--auth-type vertex-ai is not supported" in proc.stderr
     proc = run_cli(["doctor", "--auth-type", "anthropic"], tmp_path)
     assert proc.returncode == 2 and "ANTHROPIC_MODEL" in proc.stderr
+
+
+def test_a_call_written_as_text_is_answered_with_the_flag_that_reads_it(tmp_path: Path) -> None:
+    written = '<tool_call>{"name": "doctor_echo", "arguments": {"text": "ping"}}</tool_call>'
+    with PROVIDERS["openai"].fake([{"text": "ready"}, {"text": written}]) as fake:
+        proc = doctor("openai", fake, tmp_path)
+    assert proc.returncode == 1
+    mark, detail = report(proc.stdout)["tool calls"]
+    assert mark == "FAIL" and "--parse-text-tool-calls" in detail
+    assert "model.parseTextToolCalls" in detail

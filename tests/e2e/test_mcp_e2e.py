@@ -65,7 +65,7 @@ def test_json_mode_with_mcp_config_matches_upstream(tmp_path: Path) -> None:
     messages = json.loads(proc.stdout)
     assert messages[0]["mcp_servers"] == [{"name": "bigout", "status": "connected"}]
     check_result(proc, messages)
-    assert "ignoring flags" not in proc.stderr
+    assert "not supported by headwire" not in proc.stderr
 
 
 def test_stream_json_with_settings_file_and_a_failing_server(tmp_path: Path) -> None:

@@ -47,10 +47,14 @@ def setup(tmp_path: Path, allow_private: bool = True) -> tuple[Path, Path]:
     return home, proj
 
 
+SIDE_ANSWER = "The page is a short doc titled Docs with one link."
+
+
 def script(web: WebServer, proj: Path) -> list[dict[str, Any]]:
     todos = [{"id": "1", "content": "t" * 200_000, "status": "in_progress"}]
     return [
         {"tool": "web_fetch", "args": {"url": web.url("/page"), "prompt": "summarize"}},
+        {"text": SIDE_ANSWER},  # web_fetch's side call answers its prompt about the page
         {"tool": "read_file", "args": {"file_path": str(proj / "n.ipynb")}},  # read before edit
         {
             "tool": "notebook_edit",
@@ -75,6 +79,7 @@ def test_new_tools_in_stream_json(tmp_path: Path) -> None:
         )
         model_view = [m for m in fake.requests[-1]["messages"] if m["role"] == "tool"]
         assert web.requests == ["/page"]
+        side = fake.requests[1]
     assert proc.returncode == 0, proc.stderr
     blocks = tool_results(proc.lines())
     assert [b["is_error"] for b in blocks] == [False, False, False, False]
@@ -85,7 +90,10 @@ def test_new_tools_in_stream_json(tmp_path: Path) -> None:
         # artifact's path), and the wire bound holds
         assert content == seen["content"] and len(encode(content)) <= 65_536
         assert "The full output has been saved to" in content
-    assert "# Docs" in model_view[0]["content"] and "secret" not in model_view[0]["content"]
+    # the side call: the call's prompt and the page, no tools
+    assert not side.get("tools") and "Request: summarize" in side["messages"][0]["content"]
+    assert "# Docs" in side["messages"][0]["content"] and "secret" not in str(side)
+    assert SIDE_ANSWER in model_view[0]["content"] and "# Docs" not in model_view[0]["content"]
     assert "The full output has been saved to" in model_view[2]["content"]
     cell = json.loads((proj / "n.ipynb").read_text())["cells"][0]
     assert "".join(cell["source"]) == BIG_SOURCE

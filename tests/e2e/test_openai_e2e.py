@@ -167,14 +167,16 @@ def test_closed_stdout_finishes_the_turn_and_keeps_the_recording(tmp_path: Path)
     assert project_tool_result_content(tool["display"]) != tool["display"]
 
 
-def test_a_missing_api_key_is_warned_about_once_and_the_request_still_goes(tmp_path: Path) -> None:
+def test_a_local_server_needs_no_key_and_no_key_nor_url_stops_before_any_request(
+    tmp_path: Path,
+) -> None:
     with FakeOpenAI([{"text": "done"}]) as fake:
         bare = run_cli([*FLAGS, "-p", "hi"], tmp_path, OPENAI_BASE_URL=fake.base_url)
         keyed = run_against(fake, [*FLAGS, "-p", "hi"], tmp_path)
+        assert len(fake.requests) == 2
     assert bare.returncode == 0 and bare.stdout == b"done\n"
-    warning = (
-        "headwire: warning: no API key (set OPENAI_API_KEY or pass --openai-api-key); "
-        f"requests to {fake.base_url} are sent without one"
-    )
-    assert bare.stderr.splitlines() == [warning]
+    assert bare.stderr == ""  # a loopback server: no "no API key" warning
     assert keyed.returncode == 0 and "API key" not in keyed.stderr
+    nothing = run_cli([*FLAGS, "-p", "hi"], tmp_path)
+    assert nothing.returncode == 2 and nothing.stdout == b""
+    assert "set OPENAI_API_KEY" in nothing.stderr and "OPENAI_BASE_URL" in nothing.stderr

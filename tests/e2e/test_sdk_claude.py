@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -110,7 +111,9 @@ def test_two_turns_with_permissions_and_an_interrupt(tmp_path: Path) -> None:
     assert any("--permission-prompt-tool" in line for line in stderr)  # noted, ignored
 
 
-def test_one_shot_query(tmp_path: Path) -> None:
+def test_one_shot_query(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING, logger="claude_agent_sdk")
+
     async def main() -> list[Any]:
         return [
             m
@@ -130,6 +133,8 @@ def test_one_shot_query(tmp_path: Path) -> None:
         "ResultMessage",
     ]
     assert messages[-1].result == "done" and messages[-1].is_error is False
+    assert messages[0].data["claude_code_version"] == messages[0].data["qwen_code_version"]
+    assert [r.getMessage() for r in caplog.records] == []  # e.g. "too old to report its version"
 
 
 SCHEMA = {

@@ -282,3 +282,37 @@ def test_query_closed_early_reaps_the_cli(tmp_path: Path) -> None:
         assert await _gone(spawned)
 
     run(main())
+
+
+def test_options_cover_the_run_contract_flags(tmp_path: Path) -> None:
+    from headwire.sdk.client import build_args
+    from tests.fakes.fake_openai import FakeOpenAI
+
+    schema = {"type": "object", "properties": {"risk": {"enum": ["low"]}}, "required": ["risk"]}
+    each = {"inputPerMillionTokens": 1, "outputPerMillionTokens": 1}
+    price = {"m": each, "m2": each}
+    with FakeOpenAI([{"text": '{"risk": "low"}'}], require_api_key="sk-sdk-1234") as fake:
+        opts = options(
+            tmp_path,
+            model="m",
+            auth_type="openai",
+            base_url=fake.base_url,
+            api_key="sk-sdk-1234",
+            json_schema=schema,
+            max_budget_usd=5.0,
+            max_duration_s=60.0,
+            settings={"modelPricing": price},
+            tool_timeout_s=30.0,
+            fallback_models=["m2"],
+        )
+
+        async def main() -> list[Any]:
+            return [m async for m in query("rate it", opts)]
+
+        messages = run(main())
+    result = messages[-1]
+    assert result.is_error is False and result.structured_output == {"risk": "low"}
+    argv = build_args(opts)
+    assert "sk-sdk-1234" not in " ".join(argv)  # the key goes in the environment
+    for flag in ("--json-schema", "--max-budget-usd", "--max-duration", "--openai-base-url"):
+        assert flag in argv

@@ -470,8 +470,8 @@ def test_the_flags_the_sdks_pass_are_accepted(tmp_path: Path) -> None:
     ]
     proc = run_cli(claude, tmp_path / "c", stdin=jsonl(control("i", "initialize"), user("x")))
     assert proc.returncode == 0, proc.stderr
-    assert "ignoring flags that do not apply here" in proc.stderr
-    assert "--setting-sources" in proc.stderr and "--permission-prompt-tool" in proc.stderr
+    assert "not supported by headwire" in proc.stderr
+    assert "--permission-prompt-tool" in proc.stderr and "--setting-sources" not in proc.stderr
     init = proc.lines()[1]
     assert init["permission_mode"] == "yolo" and "edit" not in init["tools"]
 

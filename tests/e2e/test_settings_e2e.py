@@ -198,7 +198,7 @@ def test_inline_agents(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.lines()[0]["agents"] == ["general-purpose", "reviewer"]
-    assert "ignoring flags" not in proc.stderr
+    assert "not supported by headwire" not in proc.stderr
     bad = run_cli(["-m", "scripted", "--agents", '{"r": {"prompt": "p"}}', "-p", "x"], tmp_path)
     assert bad.returncode == 2
     assert bad.stderr.strip() == "headwire: --agents: 'r': 'description' must be a non-empty string"

@@ -102,7 +102,6 @@ def test_text_mode_shows_progress_on_a_terminal_and_keeps_stdout(tmp_path: Path)
         "  ✓ 2 bytes in 1.",
         "● write_file",
         '  ⊘ denied: Tool "write_file" requires user approval',
-        "    allow with --allowed-tools write_file or --approval-mode auto-edit or --yolo",
         "The answer.",  # stdout is a file here: the answer shows on the terminal
         "Second line.",
         "── 2 tool calls · 1.",

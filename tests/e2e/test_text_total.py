@@ -1,9 +1,9 @@
 """Text is total at every boundary: names and output that are not UTF-8, and lone surrogates.
 
-The rule (README, "Text at every boundary"): a lone surrogate is written as the JSON escape
-``\\udxxx`` by every writer and read back as that same surrogate by every reader.  Each test is
-a finding of issue 11 reproduced with a real ``headwire`` subprocess against the fake OpenAI
-server or a real MCP server; each failed before the fix.
+The rule (docs/reference.md, "Text at every boundary"): a lone surrogate is written as the JSON
+escape ``\\udxxx`` by every writer and read back as that same surrogate by every reader.
+Each test is a finding of issue 11 reproduced with a real ``headwire`` subprocess against the
+fake OpenAI server or a real MCP server; each failed before the fix.
 """
 
 from __future__ import annotations

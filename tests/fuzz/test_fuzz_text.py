@@ -1,7 +1,7 @@
 """Fuzz the text rule at every boundary: names that are not UTF-8, lone surrogates on every
 input channel, and the recording read back.
 
-The rule (README, "Text at every boundary"): a lone surrogate is written as the escape
+The rule (docs/reference.md, "Text at every boundary"): a lone surrogate is written as the escape
 ``\\udxxx`` and read back as the same surrogate; bytes that are not UTF-8 are refused with a
 clear error on a client's channel, or read as U+FFFD from a server headwire drives.  Targets:
 

@@ -245,6 +245,9 @@ def run_agent(argv: list[str]) -> int:
     In JSON and stream-JSON modes a failure before the turn (bad flags included) still ends
     with one error ``result`` on stdout (:mod:`headwire.cli.result_guard`)."""
     route_library_notes()
+    from headwire.cli.claude_argv import expand_variadic
+
+    argv = expand_variadic(argv)
     parser = build_parser()
     guard = ResultGuard("text" if "--acp" in argv else output_format_of(argv))
     try:
@@ -257,9 +260,15 @@ def run_agent(argv: list[str]) -> int:
 
 def _run_agent(parser: Parser, argv: list[str], guard: ResultGuard) -> int:
     args = parser.parse_args(argv)
+    if args.query and not args.prompt:  # the first word of the prompt; -p TEXT says it is one
+        from headwire.cli.parsing import subcommand_slip
+
+        slip = subcommand_slip(args.query[0], " ".join(args.query))
+        if slip is not None:
+            parser.error(slip)
     apply_compat(args)
     guard.output_format = "text" if args.acp else args.output_format
-    guard.session_id = args.resume or args.session_id
+    guard.session_id = args.session_id or (args.resume if args.resume != "latest" else None)
     from headwire.cli.contract_flags import prepare_contract
     from headwire.cli.permission_flags import policy_from_args
     from headwire.cli.settings_apply import prepare
@@ -288,7 +297,7 @@ def _run_agent(parser: Parser, argv: list[str], guard: ResultGuard) -> int:
     writer = WireWriter()
     try:
         interactive = (
-            not args.prompt
+            args.prompt is None  # -p alone (Claude Code's print mode) is not interactive
             and not args.query
             and args.output_format == "text"
             and sys.stdin.isatty()

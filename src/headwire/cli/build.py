@@ -38,8 +38,8 @@ from headwire.runtime.recording import (
     Recorder,
     RecordingError,
     conversation_of,
-    find_session,
     latest_session,
+    resolve_session,
 )
 from headwire.runtime.settings import Settings
 from headwire.runtime.storage import ArtifactStore, data_dir
@@ -51,11 +51,13 @@ Closer = Callable[[], Awaitable[None]]
 @dataclass(frozen=True, slots=True)
 class SessionPlan:
     """Which session a run continues: its id, the conversation recorded so far and the usage
-    per model its last result saved (the cost totals go on from there)."""
+    per model its last result saved (the cost totals go on from there); ``fork_from`` is the
+    recording a ``--fork-session`` copy starts from."""
 
     session_id: str
     conversation: list[dict[str, Any]] = field(default_factory=list)
     usage: dict[str, Usage] = field(default_factory=dict)
+    fork_from: Path | None = None
 
 
 def _resumed(session_id: str, path: Path) -> SessionPlan:
@@ -64,29 +66,50 @@ def _resumed(session_id: str, path: Path) -> SessionPlan:
     return SessionPlan(session_id, conversation_of(path), recorded_usage(path))
 
 
+def _found(args: argparse.Namespace, cwd: Path, root: Path) -> Path | None:
+    """The recording ``--resume`` (an id, a unique prefix, ``latest`` or nothing) or
+    ``--continue`` names; ``--continue`` with none says so and starts a new session, as Claude
+    Code and Qwen Code do."""
+    resume = getattr(args, "resume", None)
+    if resume:
+        return resolve_session(root, cwd, resume)
+    if getattr(args, "continue_", False):
+        latest = latest_session(root, cwd)
+        if latest is None:
+            warn("headwire: note: no session in this folder to continue; starting a new one")
+        return latest
+    return None
+
+
 def plan_session(args: argparse.Namespace, cwd: Path, root: Path | None = None) -> SessionPlan:
-    """The session ``--resume``, ``--continue`` or ``--session-id`` names (else a new one)."""
+    """The session ``--resume``, ``--continue`` or ``--session-id`` names (else a new one);
+    with ``--fork-session``, a new id whose recording starts as a copy of the resumed one."""
     root = data_dir() if root is None else root
+    fork = bool(getattr(args, "fork_session", False))
+    if fork and not (getattr(args, "resume", None) or getattr(args, "continue_", False)):
+        raise UsageError("--fork-session needs --resume or --continue (the session to fork)")
     try:
-        if getattr(args, "resume", None):
-            path = find_session(root, cwd, args.resume)
-            return _resumed(args.resume, path)
-        if getattr(args, "continue_", False):
-            latest = latest_session(root, cwd)
-            if latest is not None:
-                return _resumed(latest.stem, latest)
+        path = _found(args, cwd, root)
+        if path is not None:
+            plan = _resumed(path.stem, path)
+            if not fork:
+                return plan
+            new_id = getattr(args, "session_id", None) or str(uuid.uuid4())
+            return SessionPlan(new_id, plan.conversation, plan.usage, fork_from=path)
     except RecordingError as exc:
         raise UsageError(str(exc)) from None
     return SessionPlan(getattr(args, "session_id", None) or str(uuid.uuid4()))
 
 
-def build_model(args: argparse.Namespace) -> Model:
+def build_model(args: argparse.Namespace, settings: Settings | None = None) -> Model:
     """The model the flags ask for: scripted (offline) or a provider's server
-    (:func:`headwire.cli.model_flags.model_from_flags`), wrapped with its ``--fallback-model``
+    (:func:`headwire.cli.model_flags.model_from_flags`, the settings' ``security.auth.*`` and
+    ``model.*`` under the flags and the environment), wrapped with its ``--fallback-model``
     list when there is one."""
-    from headwire.cli.model_flags import model_from_flags
+    from headwire.cli.model_flags import model_from_flags, provider_settings
 
-    model = model_from_flags(args)
+    choice = provider_settings(settings) if settings is not None else None
+    model = model_from_flags(args, choice)
     fallbacks = list(getattr(args, "fallback_model", None) or [])
     if not fallbacks:
         return model
@@ -96,7 +119,8 @@ def build_model(args: argparse.Namespace) -> Model:
     from headwire.runtime.models.fallback import FallbackModel
 
     others = [
-        model_from_flags(argparse.Namespace(**{**vars(args), "model": name})) for name in fallbacks
+        model_from_flags(argparse.Namespace(**{**vars(args), "model": name}), choice)
+        for name in fallbacks
     ]
     return FallbackModel(model, others, warn)
 
@@ -110,7 +134,9 @@ async def close_model(model: Model) -> None:
 
 async def check_flags(args: argparse.Namespace) -> None:
     """Fail fast on flags that cannot work (the model's setup), before serving anything."""
-    await close_model(build_model(args))
+    from headwire.cli.settings_apply import settings_for
+
+    await close_model(build_model(args, settings_for(args, Path.cwd())))
 
 
 @dataclass
@@ -166,14 +192,16 @@ async def _mcp_tools(
     acp_servers: Sequence[dict[str, Any]] | None,
     settings: Settings,
 ) -> tuple[list[Tool], Callable[[], list[dict[str, Any]]], Closer | None]:
-    """Connect the MCP servers (the settings files and ``--mcp-config``, or what an ACP client
-    sent): their tools after ``--exclude-tools``, their live statuses, their closer."""
+    """Connect the MCP servers (the settings files and ``--mcp-config``, only ``--mcp-config``
+    with ``--strict-mcp-config``, or what an ACP client sent): their tools after
+    ``--exclude-tools``, their live statuses, their closer."""
     from headwire.runtime.mcp.setup import McpConfigError, mcp_tools, start_acp_mcp, start_mcp
 
     try:
         if acp_servers is None:
+            strict = bool(getattr(args, "strict_mcp_config", False))
             manager = await start_mcp(
-                settings.mcp_sources(),
+                [] if strict else settings.mcp_sources(),  # --strict-mcp-config
                 cwd,
                 getattr(args, "mcp_config", None),
                 debug=bool(getattr(args, "debug", False)),
@@ -204,22 +232,26 @@ async def build_runtime(
     ``--mcp-config`` are not read).
     """
     from headwire.cli.contract_flags import contract_config
-    from headwire.cli.permission_flags import core_names, policy_from_args
+    from headwire.cli.permission_flags import core_names, only_tools, policy_from_args
     from headwire.cli.project_trust import project_agents_dir, trusted_project
     from headwire.cli.settings_apply import apply_settings, inline_agents, settings_for
     from headwire.runtime.context_files import load_context
     from headwire.runtime.rules import split_rules
+    from headwire.runtime.tools.registry import canonical_name
     from headwire.runtime.tools.toolset import ToolOptions, session_tools
 
     settings = settings_for(args, cwd)
     args = apply_settings(args, settings)
     root = data_dir()
-    model = build_model(args)
+    model = build_model(args, settings)
     closers: list[Closer] = [lambda: close_model(model)]
     try:
         contract = contract_config(args, model, settings.model_pricing, plan.usage)
         policy = policy_from_args(args, cwd)
         core = core_names(args)
+        only = only_tools(args)  # --tools: narrows whatever else offers a built-in tool
+        if only is not None and not core:
+            core = sorted(only)
         options = ToolOptions(
             list_directory=settings.list_directory_enabled,
             todo_write=settings.todo_write_enabled,
@@ -227,10 +259,12 @@ async def build_runtime(
             todo_dir=root / "todos",
         )
         tools = session_tools(options, core or None, split_rules(args.exclude_tools) or None)
+        if only is not None:
+            tools = [t for t in tools if canonical_name(t.name) in only]
         agents = load_agents(root / "agents", project_agents_dir(args, root, cwd), warn)
         agents.update(inline_agents(args))
         depth = args.max_subagent_depth
-        wants_agent = not core or "agent" in core
+        wants_agent = (not core or "agent" in core) and (only is None or "agent" in only)
         if wants_agent and not policy.excludes("agent"):
             tools.append(AgentTool(agents))
         extra, statuses, close_mcp = await _mcp_tools(args, cwd, acp_servers, settings)
@@ -268,7 +302,13 @@ async def build_runtime(
         **contract,
     )
     try:
-        recorder = Recorder(root, cwd, plan.session_id)  # checks the id; locks a resumed one
+        recorder = Recorder(  # checks the id; locks a resumed one
+            root,
+            cwd,
+            plan.session_id,
+            persist=not getattr(args, "no_session_persistence", False),
+            fork_from=plan.fork_from,
+        )
     except RecordingError as exc:
         for close in reversed(closers):
             await close()

@@ -1,6 +1,11 @@
 """``headwire [options] [prompt]``: the headless agent.
 
-Flags follow Qwen Code's spelling so scripts written for it run unchanged.  Exit codes (the
+Flags follow Qwen Code's spelling so scripts written for it run unchanged, and Claude Code's
+spellings work beside them.  Where they meet: ``-p TEXT`` (Qwen Code) gives the prompt, ``-p``
+followed by a flag or nothing (Claude Code's print mode) takes it from the arguments; either
+way stdin, when there is any, comes first.  Claude Code's list flags (``--allowedTools``,
+``--disallowedTools``, ``--tools``) take arguments while they are tool rules
+(:mod:`headwire.cli.claude_argv`).  Exit codes (the
 README's matrix): ``0`` success; ``1`` the run ended with an error result (model failure, no
 answer matching ``--json-schema``, a bug); ``2`` bad flags or input, found before the run;
 ``53`` a run limit was reached (``--max-session-turns``/``--max-turns``, ``--max-budget-usd``,
@@ -133,7 +138,16 @@ def build_parser() -> Parser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("query", nargs="*", metavar="PROMPT", help="the prompt (joined with spaces)")
-    p.add_argument("-p", "--prompt", help="the prompt; appended to stdin when both are given")
+    p.add_argument(
+        "-p",
+        "--prompt",
+        "--print",
+        nargs="?",
+        const="",
+        metavar="PROMPT",
+        help="run once and print (no REPL); -p TEXT (Qwen Code) gives the prompt, -p alone "
+        "(Claude Code) takes it from the arguments; stdin comes first when both are given",
+    )
     p.add_argument(
         "-o",
         "--output-format",
@@ -175,7 +189,8 @@ def build_parser() -> Parser:
         "--openai-api-key",
         metavar="KEY",
         help="the provider's API key (env OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY); "
-        "without one, requests are sent unauthenticated and a warning says so",
+        "a local or private server needs none; with neither a key nor a base URL the run "
+        "stops (exit 2)",
     )
     p.add_argument(
         "--auth-type",
@@ -242,7 +257,7 @@ def build_parser() -> Parser:
         metavar="USD",
         help="stop with exit code 53 (result error_max_budget_usd) before the next model call "
         "once this run has spent USD dollars: the call that crosses it is the last (prices: "
-        "the README's Cost section, settings modelPricing)",
+        "docs/reference.md, Cost, settings modelPricing)",
     )
     p.add_argument(
         "--max-duration",
@@ -271,13 +286,32 @@ def build_parser() -> Parser:
         help="models to try, in order, when the model is overloaded (429/503/529); "
         "comma-separated, at most 3 (setting modelFallbacks)",
     )
-    p.add_argument("--resume", "-r", metavar="SESSION_ID", help="resume a recorded session")
+    p.add_argument(
+        "--resume",
+        "-r",
+        nargs="?",
+        const="latest",
+        metavar="SESSION_ID",
+        help="resume a recorded session of this folder: its id, a unique prefix of it, or "
+        "'latest' (also -r alone)",
+    )
     p.add_argument(
         "--continue",
         "-c",
         dest="continue_",
         action="store_true",
         help="resume the most recent session of this project",
+    )
+    p.add_argument(
+        "--fork-session",
+        action="store_true",
+        help="with --resume/--continue: go on in a new session (a new id, or --session-id) "
+        "that starts with a copy of the resumed conversation",
+    )
+    p.add_argument(
+        "--no-session-persistence",
+        action="store_true",
+        help="record nothing: the session cannot be resumed",
     )
     p.add_argument(
         "--session-id",
@@ -375,6 +409,12 @@ def build_parser() -> Parser:
     claude.add_argument(
         "--permission-mode", choices=sorted(CLAUDE_MODES), help="mapped to --approval-mode"
     )
+    claude.add_argument(
+        "--dangerously-skip-permissions",
+        dest="yolo",
+        action="store_true",
+        help="mapped to --yolo",
+    )
     claude.add_argument("--max-turns", type=int, metavar="N", help="mapped to --max-session-turns")
     claude.add_argument(
         "--max-thinking-tokens",
@@ -409,6 +449,25 @@ def build_parser() -> Parser:
         metavar="JSON",
         help='subagents as JSON: {"name": {"description", "prompt", "tools"?, "model"?}}',
     )
+    claude.add_argument(
+        "--tools",
+        action="append",
+        dest="only_tools",
+        metavar="TOOLS",
+        help="offer only these built-in tools (Claude Code's names or headwire's, "
+        "comma-separated); '' offers none, 'default' all; narrows --core-tools, never widens it",
+    )
+    claude.add_argument(
+        "--strict-mcp-config",
+        action="store_true",
+        help="use only the MCP servers of --mcp-config (none from the settings files)",
+    )
+    claude.add_argument(
+        "--setting-sources",
+        metavar="SOURCES",
+        help="which settings files load: a comma-separated subset of user, project, local "
+        "(local: headwire has no such file; '' loads none); --settings always loads",
+    )
     for flag in IGNORED_CLAUDE_FLAGS:
         claude.add_argument(
             flag,
@@ -435,7 +494,9 @@ headwire [options] [prompt ...]
        headwire schema [--mode MODE]
        headwire doctor [options]"""
 
-IGNORED_HELP = "accepted for compatibility and ignored (a note on stderr says so)"
+IGNORED_HELP = "not supported by headwire: accepted for compatibility and ignored (a note says so)"
+"""Only flags that cannot widen what the model may do are accepted this way; a restricting flag
+(``--tools``, ``--strict-mcp-config``, ``--setting-sources``) is implemented instead."""
 
 EPILOG = """\
 environment:
@@ -474,8 +535,6 @@ CLAUDE_MODES = {
     "auto": "default",
 }
 IGNORED_CLAUDE_FLAGS = (
-    "--setting-sources",
-    "--tools",
     "--permission-prompt-tool",
     "--plugin-dir",
     "--effort",
@@ -488,8 +547,6 @@ IGNORED_CLAUDE_FLAGS = (
 )
 IGNORED_CLAUDE_SWITCHES = (
     "--include-hook-events",
-    "--strict-mcp-config",
-    "--fork-session",
     "--session-mirror",
 )
 
@@ -515,4 +572,4 @@ def apply_compat(args: argparse.Namespace) -> None:
     )
     if ignored:
         names = ", ".join("--" + name.replace("_", "-") for name in ignored)
-        warn(f"headwire: note: ignoring flags that do not apply here: {names}")
+        warn(f"headwire: note: not supported by headwire, ignored (cannot widen access): {names}")

@@ -3,7 +3,9 @@
 ``headwire bound ...`` runs the stream filter, ``headwire sessions ...`` lists, shows, exports
 and prunes recorded sessions, ``headwire schema ...`` prints the wire's JSON Schema,
 ``headwire doctor ...`` probes a model endpoint,
-``headwire trust`` edits the trusted folders; anything else is the headless agent.  Imports
+``headwire trust`` edits the trusted folders; a first word that looks like a mistyped
+subcommand or another agent's subcommand (``exec``, ``mcp``, ``resume``) is an error that says
+what to type; anything else is the headless agent.  Imports
 are deferred so that ``headwire --version`` starts fast.
 """
 

@@ -8,6 +8,7 @@ from headwire.errors import ConfigError, UsageError
 from headwire.runtime.environment import credential_environment
 from headwire.runtime.models.base import Model
 from headwire.runtime.models.select import ProviderChoice, select_model
+from headwire.runtime.settings import Settings
 
 
 def provider_flags(args: argparse.Namespace) -> ProviderChoice:
@@ -19,6 +20,20 @@ def provider_flags(args: argparse.Namespace) -> ProviderChoice:
         api_key=getattr(args, "openai_api_key", None),
         parse_text_tool_calls=getattr(args, "parse_text_tool_calls", None),
         thinking_budget=getattr(args, "max_thinking_tokens", None),
+    )
+
+
+def provider_settings(settings: Settings) -> ProviderChoice:
+    """The settings' provider values (``security.auth.*``, ``model.parseTextToolCalls``,
+    ``model.thinkingBudget``); ``model.name`` reaches the run as the flag's default instead
+    (:func:`headwire.cli.settings_apply.apply_settings`)."""
+    return ProviderChoice(
+        auth_type=settings.auth_type,
+        model=settings.model_name,
+        base_url=settings.base_url,
+        api_key=settings.api_key,
+        parse_text_tool_calls=settings.parse_text_tool_calls,
+        thinking_budget=settings.thinking_budget,
     )
 
 

@@ -22,8 +22,11 @@ from headwire.errors import ExitCode
 from headwire.io.stdio import warn
 
 __all__ = [
+    "PEER_SUBCOMMANDS",
+    "SUBCOMMANDS",
     "Parser",
     "did_you_mean",
+    "subcommand_slip",
 ]
 
 _UNRECOGNIZED = "unrecognized arguments: "
@@ -33,6 +36,69 @@ def did_you_mean(word: str, candidates: Iterable[str]) -> str:
     """`` (did you mean 'X'?)`` for the closest candidate, or ``""`` when none is close."""
     match = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
     return f" (did you mean {match[0]!r}?)" if match else ""
+
+
+SUBCOMMANDS = ("bound", "schema", "doctor", "sessions", "trust")
+"""headwire's subcommands (the first word of the command line)."""
+
+_SETTINGS = "~/.headwire/settings.json or .headwire/settings.json (docs/settings.md)"
+_KEY = "OPENAI_API_KEY (or ANTHROPIC_API_KEY, GEMINI_API_KEY) and OPENAI_BASE_URL"
+PEER_SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "mcp": ("--mcp-config", "MCP servers come from --mcp-config or mcpServers in " + _SETTINGS),
+    "exec": ("-p 'PROMPT'", "headwire runs a prompt as it is"),
+    "run": ("-p 'PROMPT'", "headwire runs a prompt as it is"),
+    "resume": ("-r [ID]", "-r alone resumes the latest session here, -c continues it"),
+    "continue": ("-c", "-c continues the latest session here"),
+    "config": ("--settings", "settings are read from " + _SETTINGS),
+    "settings": ("--settings", "settings are read from " + _SETTINGS),
+    "login": ("an API key", "set " + _KEY),
+    "logout": ("an API key", "unset " + _KEY),
+    "auth": ("--auth-type", "set " + _KEY),
+    "setup-token": ("an API key", "set " + _KEY),
+    "update": ("pip install -U headwire", "update with your installer"),
+    "upgrade": ("pip install -U headwire", "update with your installer"),
+    "install": ("--help", "headwire is installed already"),
+    "extensions": ("--help", "headwire has no extensions"),
+    "plugin": ("--help", "headwire has no plugins"),
+    "help": ("--help", "headwire --help lists the flags and subcommands"),
+    "version": ("--version", "headwire --version prints the version"),
+}
+"""First words that are subcommands of Claude Code, Qwen Code, Gemini CLI or Codex: what to
+type in headwire instead, and why."""
+
+
+def _distance(a: str, b: str) -> int:
+    """Edit distance (insert, delete, substitute, swap two neighbours) of two short words."""
+    before: list[int] = []
+    row = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        current = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = 0 if a[i - 1] == b[j - 1] else 1
+            current[j] = min(row[j] + 1, current[j - 1] + 1, row[j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                current[j] = min(current[j], before[j - 2] + 1)
+        before, row = row, current
+    return row[-1]
+
+
+def subcommand_slip(word: str, prompt: str | None = None) -> str | None:
+    """The error for a first word that is not a prompt but a mistyped headwire subcommand
+    (same first letter, one edit away, two for words of seven letters or more) or a peer's
+    subcommand; ``None`` for anything else (a prompt).  Only a lone word of at most 20
+    letters is considered.  ``prompt`` (the whole prompt) is quoted in the way out: ``-p``."""
+    if not word or len(word) > 20 or not word.replace("-", "").isalpha():
+        return None
+    lowered = word.lower()
+    escape = f"to send {prompt or word!r} to the model, use -p {prompt or word!r}"
+    if lowered in PEER_SUBCOMMANDS:
+        instead, why = PEER_SUBCOMMANDS[lowered]
+        return f"unknown command {word!r} (did you mean {instead}? {why}); {escape}"
+    allowed = 2 if len(word) >= 7 else 1 if len(word) >= 4 else 0
+    close = [c for c in SUBCOMMANDS if c[0] == lowered[0] and _distance(lowered, c) <= allowed]
+    if close:
+        return f"unknown command {word!r} (did you mean {close[0]!r}?); {escape}"
+    return None
 
 
 class Parser(argparse.ArgumentParser):

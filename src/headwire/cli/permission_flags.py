@@ -1,7 +1,7 @@
 """The permission flags as one live :class:`~headwire.runtime.policy.Policy`.
 
 ``--approval-mode``/``--yolo``, ``--allowed-tools`` (and ``--allowedTools``),
-``--exclude-tools`` (and ``--disallowedTools``), ``--core-tools`` and
+``--exclude-tools`` (and ``--disallowedTools``), ``--core-tools``, ``--tools`` and
 ``--allow-protected-writes`` are read here once, checked up front, and turned into the policy
 every agent of the session shares.  A rule headwire cannot enforce is a usage error (exit 2).
 """
@@ -12,9 +12,15 @@ import argparse
 from pathlib import Path
 
 from headwire.cli.flags import split_list
+from headwire.io.stdio import warn
+from headwire.runtime.agents.tool import AGENT_TOOL_NAME
 from headwire.runtime.policy import Policy
 from headwire.runtime.rules import RuleError, parse_rule, split_rules
 from headwire.runtime.tools.base import ApprovalMode
+from headwire.runtime.tools.registry import CORE_TOOLS
+
+KNOWN_TOOLS = CORE_TOOLS | {AGENT_TOOL_NAME}
+"""The built-in tool names ``--tools`` may keep."""
 
 
 def approval_mode(args: argparse.Namespace) -> ApprovalMode:
@@ -37,9 +43,35 @@ def core_names(args: argparse.Namespace) -> list[str]:
     return names
 
 
+def only_tools(args: argparse.Namespace) -> frozenset[str] | None:
+    """``--tools`` (Claude Code's "only these built-in tools") as canonical names: ``None``
+    when absent or ``default`` (every tool), empty for ``''`` (no built-in tool).  A name that
+    is no headwire tool is noted on stderr and offers nothing (the flag can only narrow)."""
+    values = getattr(args, "only_tools", None)
+    if values is None:
+        return None
+    entries = split_rules(values)
+    if entries == ["default"]:
+        return None
+    names: set[str] = set()
+    for value in entries:
+        if "(" in value:
+            raise RuleError(
+                f"--tools {value!r}: --tools selects whole tools; put command rules in "
+                "--allowedTools"
+            )
+        name = parse_rule(value, "--tools").tool
+        if name not in KNOWN_TOOLS:
+            warn(f"headwire: note: --tools {value!r} is not a headwire tool; it offers nothing")
+            continue
+        names.add(name)
+    return frozenset(names)
+
+
 def policy_from_args(args: argparse.Namespace, cwd: Path) -> Policy:
     """The session's policy; raises :class:`RuleError` (a usage error) for a bad rule."""
     core_names(args)
+    only_tools(args)
     workspace = (cwd, *(Path(d).resolve() for d in split_list(args.include_directories)))
     return Policy.from_flags(
         approval_mode(args),
@@ -50,4 +82,4 @@ def policy_from_args(args: argparse.Namespace, cwd: Path) -> Policy:
     )
 
 
-__all__ = ["approval_mode", "core_names", "policy_from_args"]
+__all__ = ["approval_mode", "core_names", "only_tools", "policy_from_args"]

@@ -204,10 +204,9 @@ def wants_progress(args: Any) -> bool:
 
 
 def progress_for(runtime: Any, *, interactive: bool = False) -> TerminalProgress:
-    """A progress view of ``runtime``'s agent (its edit tools name the hints' flags)."""
-    tools = runtime.agent.tools.values()
-    edits = frozenset(t.name for t in tools if getattr(t, "kind", "") == "edit")
-    return TerminalProgress(ProgressFeed(edit_tools=edits, interactive=interactive))
+    """A progress view of ``runtime``'s agent (``interactive``: in the REPL, where a person
+    answers approvals)."""
+    return TerminalProgress(ProgressFeed(interactive=interactive))
 
 
 __all__ = ["TerminalProgress", "progress_for", "wants_progress"]

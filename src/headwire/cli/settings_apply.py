@@ -21,6 +21,7 @@ from headwire.io.stdio import warn
 from headwire.runtime.agents.definitions import AgentDefinition, AgentFileError, agents_from_json
 from headwire.runtime.limits import clamp_subagent_depth
 from headwire.runtime.settings import (
+    Scope,
     Settings,
     SettingsError,
     dropped_notes,
@@ -84,6 +85,42 @@ def inline_agents(args: argparse.Namespace, *, quiet: bool = True) -> dict[str, 
         raise UsageError(str(exc)) from None
 
 
+SETTING_SOURCES = ("user", "project", "local")
+"""``--setting-sources`` values (Claude Code's); headwire has no ``local`` file, so ``local``
+reads nothing."""
+
+
+def setting_sources(args: argparse.Namespace) -> frozenset[Scope] | None:
+    """The settings files ``--setting-sources`` chooses (``None``: the flag is absent, all
+    load); an unknown source is a :class:`UsageError`."""
+    value = getattr(args, "setting_sources", None)
+    if value is None:
+        return None
+    names = [v.strip() for v in value.split(",") if v.strip()]
+    unknown = [n for n in names if n not in SETTING_SOURCES]
+    if unknown:
+        raise UsageError(
+            f"--setting-sources: unknown source {unknown[0]!r} "
+            f"(choose from {', '.join(SETTING_SOURCES)}, comma-separated)"
+        )
+    scopes: set[Scope] = set()
+    if "user" in names:
+        scopes.add("user")
+    if "project" in names:
+        scopes.add("project")
+    return frozenset(scopes)
+
+
+def _load(args: argparse.Namespace, cwd: Path) -> Settings:
+    return load_settings(
+        data_dir(),
+        cwd,
+        args.settings,
+        trusted=is_trusted(cwd, args),
+        files=setting_sources(args),
+    )
+
+
 def prepare(args: argparse.Namespace, cwd: Path) -> Settings:
     """Start-up: load and validate every settings layer for ``cwd`` (a bad file is a
     :class:`UsageError` naming the file and key), note what was not taken, apply ``env``,
@@ -92,12 +129,13 @@ def prepare(args: argparse.Namespace, cwd: Path) -> Settings:
         path = Path(os.path.expanduser(args.settings.strip()))
         args.settings = str(path if path.is_absolute() else cwd / path)
     try:
-        settings = load_settings(data_dir(), cwd, args.settings, trusted=is_trusted(cwd, args))
+        settings = _load(args, cwd)
     except SettingsError as exc:
         raise UsageError(str(exc)) from None
     from headwire.runtime.mcp.config import parse_mcp_servers
 
-    for source, data in settings.mcp_sources():
+    strict = bool(getattr(args, "strict_mcp_config", False))
+    for source, data in [] if strict else settings.mcp_sources():
         problems = parse_mcp_servers(data, source)[1]
         if problems:
             raise UsageError(problems[0].replace("\n", "\\n").replace("\r", "\\r"))
@@ -118,7 +156,7 @@ def settings_for(args: argparse.Namespace, cwd: Path) -> Settings:
         settings: Settings = cached[1]
         return settings
     try:
-        return load_settings(data_dir(), cwd, args.settings, trusted=is_trusted(cwd, args))
+        return _load(args, cwd)
     except SettingsError as exc:
         raise UsageError(str(exc)) from None
 

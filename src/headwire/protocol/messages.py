@@ -25,7 +25,11 @@ def system_init(
     version: str,
     agents: list[str],
 ) -> JsonDict:
-    """``system/init``: the first message of every run (and of every persistent turn)."""
+    """``system/init``: the first message of every run (and of every persistent turn).
+
+    Upstream's keys come first, in upstream's order; ``claude_code_version`` follows them (the
+    same version: claude-agent-sdk reads that key and warns on every query that the CLI "is
+    too old to report its version" when it is missing; Qwen Code does not write it)."""
     return {
         "type": "system",
         "subtype": "init",
@@ -39,6 +43,7 @@ def system_init(
         "slash_commands": sorted(slash_commands),
         "qwen_code_version": version,
         "agents": agents,
+        "claude_code_version": version,
     }
 
 

@@ -221,7 +221,7 @@ class Agent:
             config.parent_tool_use_id,
             self._count_side_usage,
             self._table_window,
-            gate=config.limits.before_summary_call,
+            gate=config.limits.before_side_call,
         )
 
     def _table_window(self, model_name: str) -> int | None:
@@ -446,7 +446,8 @@ class Agent:
         tools = self._tool_schemas()
         fixed = [{"role": "system", "content": system}, *tools]
         if await self.context.before_call(fixed, self.conversation):
-            self.config.limits.check_budget()  # the summary call may have crossed it
+            # the summary call may have crossed the budget: the gate's side check again
+            self.config.limits.before_side_call()
         self.events(
             ev.ModelCallStarted(message_id=self.new_uuid(), model=model_name, parent=parent)
         )
@@ -533,6 +534,28 @@ class Agent:
                         f"{exc.message}",
                         status=exc.status,
                     ) from exc
+
+    async def _ask_aside(self, prompt: str) -> str | None:
+        """One tool-free call to the session's model on ``prompt``, outside the conversation
+        (a tool's side question: ``web_fetch``'s prompt about a page).  Its usage goes to the
+        meter, so the budget counts it, and it passes the run's limits gate first (a spent
+        budget or a stopped turn raises); a failed call is ``None`` (the tool falls back)."""
+        self.config.limits.before_side_call()
+        request = ModelRequest(
+            model=self.model.name, messages=[{"role": "user", "content": prompt}], tools=[]
+        )
+        parts: list[str] = []
+        usage = Usage()
+        try:
+            async for event in self.model.stream(request):
+                if isinstance(event, TextDelta):
+                    parts.append(event.text)
+                elif isinstance(event, Finished):
+                    usage = event.usage or Usage()
+        except ModelError:
+            return None
+        self.config.meter.add(str(getattr(self.model, "answered_by", self.model.name)), usage)
+        return "".join(parts).strip() or None
 
     # -- tools ------------------------------------------------------------------------------
 
@@ -649,6 +672,7 @@ class Agent:
             allow_protected_writes=self.config.policy.allow_protected_writes,
             call_id=call.call_id,
             owner=self,
+            ask_model=self._ask_aside,
             progress=lambda content: self.events(
                 ev.ToolProgress(call_id=call.call_id, content=content, parent=self.parent)
             ),

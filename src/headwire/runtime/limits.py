@@ -169,34 +169,30 @@ class RunLimits:
         self._stopped()
         if 0 <= self.max_model_calls <= self.model_calls:
             self._stop(TurnLimitExceeded(MAX_TURNS_MESSAGE))
-        self.check_budget()
+        self._check_budget()
         self.model_calls += 1
 
-    def before_summary_call(self) -> None:
-        """Let a compaction's summary call start (:mod:`headwire.runtime.context_keeper`): a
-        stopped run and the budget stop it as they stop a model call; it is not a turn, so
-        the model-call limit does not count it."""
+    def before_side_call(self) -> None:
+        """Let a tool's side question to the model start (``web_fetch``'s prompt about a page:
+        no turn of the conversation, so not counted as one), or raise the limit that forbids
+        it: a stopped turn, or a spent budget."""
         self._stopped()
-        self.check_budget()
+        self._check_budget()
 
-    def check_budget(self) -> None:
-        """Raise the budget limit when this process has spent it (or cannot price what it
-        spent).  Also checked after a compaction, before the model call it made room for, so
-        the call that crosses the budget is the last whichever call it is."""
+    def _check_budget(self) -> None:
         budget = self.max_budget_usd
-        if budget is None:
-            return
-        spent = self.meter.spent_usd()
-        if spent is None:
-            self._stop(
-                BudgetExceeded(
-                    f"Cannot keep to --max-budget-usd {budget:g}: "
-                    f"{', '.join(self.meter.unpriced())} has no price; add it to "
-                    "modelPricing in settings."
+        if budget is not None:
+            spent = self.meter.spent_usd()
+            if spent is None:
+                self._stop(
+                    BudgetExceeded(
+                        f"Cannot keep to --max-budget-usd {budget:g}: "
+                        f"{', '.join(self.meter.unpriced())} has no price; add it to "
+                        "modelPricing in settings."
+                    )
                 )
-            )
-        elif spent >= budget:
-            self._stop(BudgetExceeded(budget_message(budget, spent)))
+            elif spent >= budget:
+                self._stop(BudgetExceeded(budget_message(budget, spent)))
 
     def before_tool_call(self) -> None:
         """Let one tool call go on to its checks and its run, or raise the limit that forbids

@@ -24,6 +24,7 @@ import contextlib
 import fcntl
 import os
 import re
+import shutil
 import stat
 import time
 from collections.abc import Callable, Iterator
@@ -91,8 +92,20 @@ class Recorder:
     :class:`SessionInUseError` when the recording exists and another process holds its lock.
     """
 
-    def __init__(self, root: Path, cwd: Path, session_id: str) -> None:
+    def __init__(
+        self,
+        root: Path,
+        cwd: Path,
+        session_id: str,
+        *,
+        persist: bool = True,
+        fork_from: Path | None = None,
+    ) -> None:
+        """``persist=False`` (``--no-session-persistence``): nothing is written, the session
+        cannot be resumed.  ``fork_from`` (``--fork-session``): a new recording starts as a
+        copy of that one, so the fork resumes with the whole conversation."""
         self.session_id = check_session_id(session_id)
+        self.persist = persist
         self.cwd = str(cwd)
         """The working directory, on every record (as upstream's recordings have it)."""
         self.path = chats_dir(root, cwd) / f"{session_id}.jsonl"
@@ -100,15 +113,31 @@ class Recorder:
         self.failed: str | None = None
         self.failure_reported = False
         """Set by whoever announced ``failed`` (the agent's ``session_recording_degraded``)."""
+        if not persist:
+            return
         try:
             exists = self.path.exists()
         except OSError:
             exists = False
-        if exists:  # resuming: take the lock now, so a busy session is refused up front
+        if fork_from is not None and not exists:
+            self._copy(fork_from)
+        elif exists:  # resuming: take the lock now, so a busy session is refused up front
             try:
                 self._open()
             except OSError as exc:
                 self.failed = f"{type(exc).__name__}: {exc}"
+
+    def _copy(self, source: Path) -> None:
+        """Start this recording as a copy of ``source`` (streamed; a failure disables
+        recording, as any write failure does)."""
+        try:
+            file = self._open()
+            with source.open("rb") as src:
+                shutil.copyfileobj(src, file)
+            file.flush()
+        except OSError as exc:
+            self.failed = f"{type(exc).__name__}: {exc}"
+            self.close()
 
     def _open(self) -> IO[bytes]:
         private_dir(self.path.parent)
@@ -131,7 +160,7 @@ class Recorder:
 
     def record(self, kind: str, **fields: Any) -> None:
         """Append one record and flush it; on failure, disable recording and keep ``failed``."""
-        if self.failed is not None:
+        if self.failed is not None or not self.persist:
             return
         entry = {
             "type": kind,
@@ -249,6 +278,49 @@ def find_session(root: Path, cwd: Path, session_id: str) -> Path:
     except OSError:
         return legacy  # readable where it is; new records go to the new folder
     return path
+
+
+LATEST = "latest"
+"""``--resume latest`` (and ``-r`` with no id): the most recent session of this project."""
+
+
+def resolve_session(root: Path, cwd: Path, key: str) -> Path:
+    """The recording ``--resume KEY`` names in this project: the id itself, else ``latest``
+    (the most recent one), else the only id that starts with ``KEY``.  Raises
+    :class:`RecordingError` (one line, saying what to type instead) when none or several
+    match."""
+    try:
+        return find_session(root, cwd, key)
+    except RecordingError:
+        if key == LATEST:
+            found = latest_session(root, cwd)
+            if found is None:
+                raise RecordingError(
+                    "No saved session in this folder to resume; start one with 'headwire -p PROMPT'"
+                ) from None
+            return found
+        try:
+            check_session_id(key)
+        except InvalidSessionIdError:
+            raise RecordingError(
+                f"No saved session found with ID {key!r}; list them with 'headwire sessions list'"
+            ) from None
+        folder = chats_dir(root, cwd)
+        try:
+            names = [n for n in os.listdir(folder) if n.startswith(key) and n.endswith(".jsonl")]
+        except OSError:
+            names = []
+        if len(names) == 1:
+            return folder / names[0]
+        if names:
+            shown = ", ".join(sorted(n.removesuffix(".jsonl") for n in names)[:5])
+            raise RecordingError(
+                f"Session ID prefix {key!r} is ambiguous: {shown}; give more of the id"
+            ) from None
+        raise RecordingError(
+            f"No saved session found with ID {key} in this folder; list them with "
+            "'headwire sessions list', or resume the latest with 'headwire -c'"
+        ) from None
 
 
 def latest_session(root: Path, cwd: Path) -> Path | None:

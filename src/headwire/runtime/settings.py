@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -388,6 +388,16 @@ class Settings:
     web_fetch_allow_private: bool = False
     context_file_names: tuple[str, ...] = DEFAULT_CONTEXT_FILE_NAMES
     env: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    auth_type: str | None = None
+    """``security.auth.selectedType``."""
+    base_url: str | None = None
+    """``security.auth.baseUrl``."""
+    api_key: str | None = field(default=None, repr=False)
+    """``security.auth.apiKey`` (user settings and ``--settings`` only)."""
+    parse_text_tool_calls: bool | None = None
+    """``model.parseTextToolCalls``."""
+    thinking_budget: int | None = None
+    """``model.thinkingBudget``."""
     context_window: int | None = None
     """``model.generationConfig.contextWindowSize``: the model's window in tokens."""
     auto_compact_threshold: float | None = None
@@ -479,6 +489,11 @@ def merge_layers(layers: tuple[SettingsLayer, ...]) -> Settings:
         web_fetch_allow_private=bool(top("tools.webFetch.allowPrivateNetwork")),
         context_file_names=tuple(n.strip() for n in names) if names else DEFAULT_CONTEXT_FILE_NAMES,
         env=MappingProxyType(env),
+        auth_type=top("security.auth.selectedType"),
+        base_url=top("security.auth.baseUrl"),
+        api_key=top("security.auth.apiKey"),
+        parse_text_tool_calls=top("model.parseTextToolCalls"),
+        thinking_budget=top("model.thinkingBudget"),
         context_window=top("model.generationConfig.contextWindowSize"),
         auto_compact_threshold=top("context.autoCompactThreshold"),
         tool_results_chars_threshold=top(
@@ -499,16 +514,25 @@ def settings_paths(data_dir: Path, cwd: Path) -> list[tuple[Scope, Path]]:
 
 
 def load_settings(
-    data_dir: Path, cwd: Path, cli_value: str | None = None, *, trusted: bool = True
+    data_dir: Path,
+    cwd: Path,
+    cli_value: str | None = None,
+    *,
+    trusted: bool = True,
+    files: Collection[Scope] | None = None,
 ) -> Settings:
     """Read, validate and merge the user file, the project file and ``--settings``.
 
     ``trusted`` says whether the project folder is trusted; the trust table decides which of
-    its keys are then taken (:func:`headwire.runtime.trust.project_may`).  Raises
+    its keys are then taken (:func:`headwire.runtime.trust.project_may`).  ``files``
+    (``--setting-sources``) names the file scopes read (``None``: all of them); the
+    ``--settings`` value is always read.  Raises
     :class:`SettingsError` (one line) on the first problem in any of them.
     """
     layers: list[SettingsLayer] = []
     for scope, path in settings_paths(data_dir, cwd):
+        if files is not None and scope not in files:
+            continue
         if scope == "project" and not project_may(SETTINGS_FILE_ENTRY, trusted):
             continue
         data = read_settings_file(path, inside=cwd if scope == "project" else None)

@@ -67,6 +67,33 @@ PROJECT_TABLE: tuple[ProjectEntry, ...] = (
         "model.maxToolCalls", "setting", "trusted", "a limit of the run: raising it spends"
     ),
     ProjectEntry(
+        "model.parseTextToolCalls",
+        "setting",
+        "trusted",
+        "turns text in the model's answer (which a page or file can steer) into tool calls",
+    ),
+    ProjectEntry(
+        "model.thinkingBudget", "setting", "trusted", "spends tokens: raising it costs more"
+    ),
+    ProjectEntry(
+        "security.auth.selectedType",
+        "setting",
+        "trusted",
+        "chooses which provider, and so which of the user's keys, the requests go to",
+    ),
+    ProjectEntry(
+        "security.auth.baseUrl",
+        "setting",
+        "trusted",
+        "chooses where requests, and the user's API key with them, are sent",
+    ),
+    ProjectEntry(
+        "security.auth.apiKey",
+        "setting",
+        "user",
+        "a secret: a repository's key would bill another account and read its traffic",
+    ),
+    ProjectEntry(
         "model.maxSubagentDepth",
         "setting",
         "trusted",

@@ -22,6 +22,7 @@ import asyncio
 import contextlib
 import functools
 import itertools
+import json
 import os
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
@@ -125,6 +126,29 @@ class Options:
     resume: str | None = None
     continue_session: bool = False
     auth_type: str | None = None
+    base_url: str | None = None
+    """``--openai-base-url`` (every provider's base URL, as in Qwen Code)."""
+    api_key: str | None = field(default=None, repr=False)
+    """The provider's key, given to the CLI in its environment (``OPENAI_API_KEY``,
+    ``ANTHROPIC_API_KEY`` or ``GEMINI_API_KEY`` after ``auth_type``), never on its command
+    line, where other users of the machine could read it."""
+    json_schema: str | Mapping[str, Any] | None = None
+    """``--json-schema``: a JSON Schema (an object, JSON text or a file path) the final answer
+    must match; the result's ``structured_output`` carries it."""
+    max_budget_usd: float | None = None
+    """``--max-budget-usd``."""
+    max_duration_s: float | None = None
+    """``--max-duration`` (seconds)."""
+    fallback_models: Sequence[str] | None = None
+    """``--fallback-model``."""
+    tool_timeout_s: float | None = None
+    """``--tool-timeout`` (seconds)."""
+    settings: str | Mapping[str, Any] | None = None
+    """``--settings``: an object, JSON text or a file path."""
+    mcp_config: str | Mapping[str, Any] | None = None
+    """``--mcp-config``: ``{"mcpServers": {...}}``, JSON text or a file path."""
+    include_directories: Sequence[str] | None = None
+    """``--include-directories``."""
     extra_args: Sequence[str] = ()
     can_use_tool: PermissionCallback | None = None
     permission_timeout_s: float = 60.0
@@ -134,6 +158,34 @@ class Options:
     stderr_limit: int = STDERR_TAIL_BYTES
     initialize: JsonDict = field(default_factory=dict)
     """Extra fields of the ``initialize`` request (e.g. ``{"timeout": {"canUseTool": ms}}``)."""
+
+
+def _json_text(value: str | Mapping[str, Any] | None) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    return json.dumps(value)
+
+
+def _number(value: float | None) -> str | None:
+    return None if value is None else repr(value)
+
+
+KEY_VARIABLES = {
+    "openai": "OPENAI_API_KEY",
+    "anthropic": "ANTHROPIC_API_KEY",
+    "gemini": "GEMINI_API_KEY",
+}
+"""Where :attr:`Options.api_key` goes in the CLI's environment, by auth type."""
+
+
+def child_env(options: Options) -> dict[str, str]:
+    """The CLI's environment: this process's, then :attr:`Options.env`, then the API key."""
+    env = {**os.environ, **(options.env or {})}
+    if options.api_key:
+        env[KEY_VARIABLES.get((options.auth_type or "openai").lower(), "OPENAI_API_KEY")] = (
+            options.api_key
+        )
+    return env
 
 
 def build_args(options: Options) -> list[str]:
@@ -152,6 +204,18 @@ def build_args(options: Options) -> list[str]:
         ("--exclude-tools", ",".join(options.exclude_tools) if options.exclude_tools else None),
         ("--allowed-tools", ",".join(options.allowed_tools) if options.allowed_tools else None),
         ("--auth-type", options.auth_type),
+        ("--openai-base-url", options.base_url),
+        ("--json-schema", _json_text(options.json_schema)),
+        ("--max-budget-usd", _number(options.max_budget_usd)),
+        ("--max-duration", _number(options.max_duration_s)),
+        ("--fallback-model", ",".join(options.fallback_models or ()) or None),
+        ("--tool-timeout", _number(options.tool_timeout_s)),
+        ("--settings", _json_text(options.settings)),
+        ("--mcp-config", _json_text(options.mcp_config)),
+        (
+            "--include-directories",
+            ",".join(options.include_directories) if options.include_directories else None,
+        ),
     ]
     for flag, value in pairs:
         if value is not None:
@@ -224,7 +288,7 @@ class Session:
         """Spawn the CLI and send ``initialize``; returns its response (capabilities)."""
         opts = self.options
         argv = resolve_command(opts.executable) + build_args(opts)
-        env = {**os.environ, **(opts.env or {})}
+        env = child_env(opts)
         if opts.executable is None:
             env = headwire_env(env)
         self.transport = SubprocessTransport(

@@ -1,9 +1,9 @@
 """JSON reading that accepts everything headwire's writers write: the text rule's reading half.
 
-headwire's text rule (README, "Text at every boundary"): a string is a sequence of UTF-16 code
-units, as in JavaScript, so it may hold a lone surrogate: a surrogate-escaped byte of a file
-name or of command output that is not UTF-8 (``\\udce9``), or one that a client, a model or an
-MCP server sent as an escape.  Every writer writes a lone surrogate as the JSON escape
+headwire's text rule (docs/reference.md, "Text at every boundary"): a string is a sequence of
+UTF-16 code units, as in JavaScript, so it may hold a lone surrogate: a surrogate-escaped byte
+of a file name or of command output that is not UTF-8 (``\\udce9``), or one that a client, a
+model or an MCP server sent as an escape.  Every writer writes a lone surrogate as the JSON escape
 ``\\udxxx`` (``JSON.stringify``'s form, :func:`headwire.wire.encode`, :func:`dumps`), and every
 reader reads that escape back as the same lone surrogate (``JSON.parse``'s reading, :func:`loads`),
 so a value written by headwire is read back exactly.  Bytes that are not UTF-8 are not JSON

@@ -47,7 +47,8 @@ STREAM_CALLERS = {
     "from Agent._model_call), made once more after a compaction when the provider refused the "
     "request as too long (no new turn)",
     ("runtime/context_keeper.py", "ContextKeeper._summarize"): "a compaction's summary call: "
-    "it passes RunLimits.before_summary_call first (a stopped run, the budget)",
+    "it passes RunLimits.before_side_call first (a stopped run, the budget)",
+    ("runtime/agent.py", "Agent._ask_aside"): "a tool's side question, gated by before_side_call",
     ("runtime/models/fallback.py", "FallbackModel.stream"): "a model wrapping models (one call)",
     ("runtime/models/openai.py", "OpenAIModel.stream"): "a model retrying its own request",
     ("runtime/models/doctor.py", "_ask"): "headwire doctor's probe: no session, no limits",
@@ -115,6 +116,8 @@ def test_every_model_call_site_is_listed_and_the_one_in_a_session_is_gated() -> 
     compact = _function("runtime/context_keeper.py", "ContextKeeper.compact")
     assert _first_line(compact, "_gate") < _first_line(compact, "_summarize")
     assert set(_calls("_summarize")) == {("runtime/context_keeper.py", "ContextKeeper.compact")}
+    side = _function("runtime/agent.py", "Agent._ask_aside")
+    assert _first_line(side, "before_side_call") < _first_line(side, "stream")
 
 
 def test_every_tool_runs_through_the_gated_call() -> None:

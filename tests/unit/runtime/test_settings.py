@@ -124,7 +124,7 @@ def test_untrusted_project_loses_the_keys_that_run_code(tmp_path: Path) -> None:
         "tools.approvalMode",
     }
     assert set(trust_keys()) >= {"mcpServers", "env", "tools.allowed", "tools.approvalMode"}
-    assert user_only_keys() == ("tools.webFetch.allowPrivateNetwork",)
+    assert user_only_keys() == ("security.auth.apiKey", "tools.webFetch.allowPrivateNetwork")
 
 
 def test_untrusted_project_cannot_loosen_limits_or_pick_files(tmp_path: Path) -> None:
@@ -277,6 +277,11 @@ SAMPLE_VALUES: dict[str, Any] = {
     "model.maxSessionTurns": 7,
     "model.maxToolCalls": 3,
     "model.maxSubagentDepth": 2.5,
+    "model.parseTextToolCalls": True,
+    "model.thinkingBudget": 1024,
+    "security.auth.selectedType": "anthropic",
+    "security.auth.baseUrl": "http://127.0.0.1:1/v1",
+    "security.auth.apiKey": "sk-x",
     "modelFallbacks": "a, b,a, c, d",
     "modelPricing": {"m": {"inputPerMillionTokens": 1, "outputPerMillionTokens": 2}},
     "tools.core": ["read_file"],

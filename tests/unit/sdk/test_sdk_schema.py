@@ -26,7 +26,10 @@ GOLDEN = Path(__file__).resolve().parents[2] / "data" / "golden"
 # schema definition -> (dataclass, {wire path: dataclass field}); a wire path is a property,
 # or "parent.child" for one nested a level down; None: not typed (documented in the dataclass)
 SHAPES: dict[str, tuple[type, dict[str, str | None]]] = {
-    "SystemInit": (sdk.SystemMessage, {"type": None, "qwen_code_version": "version"}),
+    "SystemInit": (
+        sdk.SystemMessage,
+        {"type": None, "qwen_code_version": "version", "claude_code_version": "version"},
+    ),
     "SystemTaskStarted": (sdk.SystemMessage, {"type": None, "parent_tool_use_id": None}),
     "SystemCompacting": (sdk.SystemMessage, {"type": None}),
     "SystemCompactBoundary": (sdk.SystemMessage, {"type": None}),

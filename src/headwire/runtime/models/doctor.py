@@ -8,7 +8,8 @@ Five checks, in order, each with the provider's real client (no retries):
                 list; failed when it refuses the key);
 ``streaming``   a one-word answer streams and ends properly;
 ``tool calls``  offered one tool and told to call it, the model calls it (a server that
-                refuses tools, or a model that answers in text, fails the check);
+                refuses tools, or a model that answers in text, fails the check; a call
+                written as text names --parse-text-tool-calls, the flag that reads it);
 ``usage``       the answers report token usage.
 """
 
@@ -33,6 +34,11 @@ from headwire.runtime.models.base import (
 from headwire.wire import encode
 
 PROBE_TOOL = "doctor_echo"
+TEXT_CALLS_ADVICE = (
+    "the model wrote the tool call as text; run with --parse-text-tool-calls (--auth-type "
+    "openai), or set model.parseTextToolCalls: true in settings, to read such calls"
+)
+"""The tool check's failure when the answer holds a call written as text, naming the fix."""
 _TOOL_SCHEMA: dict[str, Any] = {
     "type": "function",
     "function": {
@@ -159,6 +165,11 @@ def _tool_check(answer: _Answer) -> Check:
         return Check("tool calls", False, answer.error.message)
     calls = [e for e in answer.events if isinstance(e, ToolCall)]
     if not calls:
+        from headwire.runtime.models.text_tools import extract_text_tool_calls
+
+        text = "".join(e.text for e in answer.events if isinstance(e, TextDelta))
+        if extract_text_tool_calls(text, [PROBE_TOOL])[1]:
+            return Check("tool calls", False, TEXT_CALLS_ADVICE)
         return Check("tool calls", False, "the model answered in text instead of calling the tool")
     call = calls[0]
     if call.name != PROBE_TOOL:

@@ -128,7 +128,8 @@ def resolve_provider(
     """The provider configuration the rules of this module select.
 
     Raises :class:`ProviderConfigError` for an unknown auth type, a missing model, a base URL
-    that is not http(s), or a missing key where the provider's own endpoint needs one.
+    that is not http(s), or neither a key nor a base URL (the provider's public endpoint
+    needs a key: nothing would be sent without one).
     """
     settings = settings or ProviderChoice()
     sources: dict[str, str] = {}
@@ -179,8 +180,8 @@ def resolve_provider(
             f"Invalid {auth_type} base URL {display_url(base_url)!r}: "
             "it must start with http:// or https://"
         )
-    if api_key is None and auth_type != "openai" and sources["base_url"] == "default":
-        raise ProviderConfigError(f"No API key for --auth-type {auth_type}: set {names.api_key}")
+    if api_key is None and sources["base_url"] == "default":
+        raise ProviderConfigError(no_endpoint_message(auth_type))
     parse_text = flags.parse_text_tool_calls
     if parse_text is None:
         parse_text = settings.parse_text_tool_calls
@@ -261,14 +262,50 @@ def select_model(
 
         return ScriptedModel(load_script(spec), name=_given(flags.model) or "scripted")
     config = resolve_provider(flags, env, settings)
-    if (note := missing_key_warning(config)) is not None:
+    if (note := missing_key_warning(config)) is not None and note not in _warned:
+        _warned.add(note)
         warn(note)
     return make_model(config, **client_options)
 
 
+def no_endpoint_message(auth_type: str) -> str:
+    """The error for a run with neither an API key nor a base URL: what to set."""
+    names = PROVIDER_ENV[auth_type]
+    return (
+        f"No API key and no base URL for --auth-type {auth_type}: set {names.api_key} for "
+        f"{names.default_base_url}, or {names.base_url} for another server (a local one, "
+        "such as http://localhost:11434/v1, needs no key); or pass --openai-api-key / "
+        "--openai-base-url, or security.auth.apiKey / security.auth.baseUrl in settings"
+    )
+
+
+_LOCAL_SUFFIXES = (".localhost", ".local", ".internal", ".lan", ".home.arpa")
+
+
+def is_local_url(url: str) -> bool:
+    """Whether ``url``'s host is this machine or a private network (a literal loopback,
+    private or link-local address, ``localhost``, or a name under a local-only suffix such as
+    ``.local`` or ``.internal``): a server there is usually run without a key."""
+    import ipaddress
+
+    host = (urlsplit(url).hostname or "").rstrip(".").lower()
+    if host == "localhost" or host.endswith(_LOCAL_SUFFIXES):
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return address.is_loopback or address.is_private or address.is_link_local
+
+
+_warned: set[str] = set()
+"""Warnings already given by this process (a REPL reopens its model on /resume and /clear)."""
+
+
 def missing_key_warning(config: ProviderConfig) -> str | None:
-    """The stderr line for a run whose model requests carry no API key, else ``None``."""
-    if config.api_key:
+    """The stderr line for a run whose model requests carry no API key, else ``None``: none
+    for a local or private server (:func:`is_local_url`), and once per process."""
+    if config.api_key or is_local_url(config.base_url):
         return None
     from headwire.runtime.models.http_base import display_url
 

@@ -9,7 +9,7 @@ ever projected here.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -56,6 +56,10 @@ class ToolContext:
     """The tool call's id (``tool_use.id``)."""
     owner: Any = None
     """The agent running the call (the ``agent`` tool spawns its subagent from it)."""
+    ask_model: Callable[[str], Awaitable[str | None]] | None = None
+    """A side question to the session's model: one tool-free call on ``prompt`` whose text
+    comes back (``None`` when it fails or says nothing); its usage counts toward the session's
+    budget.  ``web_fetch`` answers its call's ``prompt`` about a page with it, as upstream."""
     progress: Callable[[dict[str, Any]], None] | None = None
     """Optional progress sink: MCP tools call it with ``{"type": "mcp_tool_progress",
     "progress": p, "total": t, "message": m}`` (``total``/``message`` only when known)."""

@@ -3,7 +3,9 @@
 Texts follow Qwen Code 0.24.4: ``Listed N item(s) in P:\\n---\\n[DIR] a\\nb`` for the model
 (directories first, then by name, at most 100 entries, git/qwen-ignored counts appended) and
 ``Listed N item(s)`` as the display.  ``.gitignore`` / ``.qwenignore`` rules from the workspace
-root down to the directory are honoured (``.git`` itself counts as git-ignored); ``ignore``
+root down to the directory are honoured as upstream applies them, each name tested as a file
+path (so ``build/`` does not hide a ``build`` directory here, ``build`` does; ``.git`` itself
+counts as git-ignored); ``ignore``
 takes upstream's simple ``*``/``?`` patterns matched against entry names.
 """
 
@@ -159,10 +161,12 @@ def _list(raw: str, path: Path, root: Path, args: dict[str, Any]) -> ToolOutcome
     for name in names:
         full = path / name
         is_dir = full.is_dir()
-        if git_chain is not None and (name == ".git" or is_ignored(str(full), is_dir, git_chain)):
+        # Upstream tests each entry's path as a file path: a directory-only rule ("build/")
+        # does not hide a directory from this listing (it does from glob), a plain one does.
+        if git_chain is not None and (name == ".git" or is_ignored(str(full), False, git_chain)):
             git_ignored += 1
             continue
-        if qwen_chain is not None and is_ignored(str(full), is_dir, qwen_chain):
+        if qwen_chain is not None and is_ignored(str(full), False, qwen_chain):
             qwen_ignored += 1
             continue
         if any(p.match(name) for p in patterns):

@@ -274,7 +274,7 @@ class ReadFileTool:
             stats = path.stat()
         except FileNotFoundError:
             return failure(
-                "Could not read file because no file was found at the specified path.",
+                f"No file was found at {raw}. Check the path (glob finds files by name).",
                 "File not found.",
                 f"File not found: {raw}",
                 "file_not_found",
@@ -288,7 +288,8 @@ class ReadFileTool:
             )
         if path.is_dir():
             return failure(
-                "Could not read file because the provided path is a directory, not a file.",
+                f"{raw} is a directory, not a file. List it with glob (or list_directory) and "
+                "read the files in it.",
                 "Path is a directory.",
                 f"Path is a directory, not a file: {raw}",
                 "target_is_directory",

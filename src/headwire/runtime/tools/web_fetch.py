@@ -1,9 +1,11 @@
 """``web_fetch``: fetch a URL and hand its content, as text, to the model.
 
-Qwen Code 0.24.4's name and parameters (``url``, ``prompt``, ``format``).  Upstream sends the
-page through a second model call; headwire returns the content itself (with the request and
-the fetch metadata), so the session's own model answers from it and the call costs no extra
-model request.
+Qwen Code 0.24.4's name and parameters (``url``, ``prompt``, ``format``).  As upstream, the
+page goes through a second, tool-free call to the session's model, which answers the call's
+``prompt`` from it (:attr:`~headwire.runtime.tools.base.ToolContext.ask_model`, inside the
+fetch's time limit, its usage counted toward the budget); the model is told that answer with
+the fetch metadata.  When that side call fails (or no model is at hand), the content itself is
+returned with the request, so the session's own model answers from it.
 
 Limits: :data:`FETCH_TIMEOUT_S` for the whole fetch, :data:`MAX_RESPONSE_BYTES` of body (as
 received and as decoded, through every ``Content-Encoding`` layer, counted as it is produced:
@@ -66,6 +68,16 @@ def same_origin(a: str, b: str) -> bool:
     sa, ha, pa = _host_port(a)
     sb, hb, pb = _host_port(b)
     return (sa, ha.removeprefix("www."), pa) == (sb, hb.removeprefix("www."), pb)
+
+
+def side_prompt(prompt: str, url: str, content: str) -> str:
+    """The side question that answers a call's ``prompt`` about a fetched page (its content
+    already at most :data:`MAX_CONTENT_CHARS` characters)."""
+    return (
+        f"The text below was fetched from {url}. Using only that text, answer this request; "
+        "quote exact figures and names, and say so when the text does not answer it.\n\n"
+        f"Request: {prompt}\n\n---\n{content}\n---"
+    )
 
 
 def rewrite_github_blob(url: str) -> str:
@@ -365,6 +377,10 @@ class WebFetchTool:
             content = truncate_content(markdown) + cut
         else:
             content = truncate_content(decoded)
+        if ctx.ask_model is not None:
+            answer = await ctx.ask_model(side_prompt(args["prompt"], args["url"], content))
+            if answer is not None:
+                return f"{header}\n\n{answer}", display + "; answered the prompt"
         text = (
             f"{header}\n\nThe request: {args['prompt']}\n"
             f"Answer it from the fetched content below.\n\n---\n{content}\n---"

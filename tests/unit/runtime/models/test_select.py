@@ -15,7 +15,9 @@ from headwire.runtime.models.select import (
     ProviderChoice,
     ProviderConfigError,
     detect_auth_type,
+    is_local_url,
     make_model,
+    missing_key_warning,
     resolve_provider,
     select_model,
 )
@@ -98,8 +100,8 @@ def test_flags_win_then_settings_then_the_environment() -> None:
 
 
 def test_defaults_and_aliases() -> None:
-    config = resolve_provider(ProviderChoice(), {"QWEN_MODEL": "q"})
-    assert (config.auth_type, config.model, config.api_key) == ("openai", "q", None)
+    config = resolve_provider(ProviderChoice(), {"QWEN_MODEL": "q", "OPENAI_API_KEY": "k"})
+    assert (config.auth_type, config.model, config.api_key) == ("openai", "q", "k")
     assert config.base_url == "https://api.openai.com/v1"
     config = resolve_provider(
         ProviderChoice(auth_type="gemini", model="g"), {"GEMINI_API_KEY": "k"}
@@ -118,6 +120,7 @@ def test_defaults_and_aliases() -> None:
         (ProviderChoice(auth_type="anthropic"), {"ANTHROPIC_API_KEY": "k"}, "ANTHROPIC_MODEL"),
         (ProviderChoice(), {}, "OPENAI_MODEL or QWEN_MODEL"),
         (ProviderChoice(auth_type="gemini", model="m"), {}, "set GEMINI_API_KEY"),
+        (ProviderChoice(model="m"), {}, "set OPENAI_API_KEY .* or OPENAI_BASE_URL"),
         (ProviderChoice(model="m", base_url="ftp://x"), {}, "http:// or https://"),
     ],
 )
@@ -133,6 +136,27 @@ def test_a_local_endpoint_needs_no_key() -> None:
     assert config.api_key is None
 
 
+@pytest.mark.parametrize(
+    ("url", "local"),
+    [
+        ("http://127.0.0.1:11434/v1", True),
+        ("http://localhost:8000", True),
+        ("http://[::1]:1/v1", True),
+        ("http://192.168.1.20:1234/v1", True),
+        ("http://10.0.0.5/v1", True),
+        ("http://gpu.internal/v1", True),
+        ("http://box.local:8080", True),
+        ("https://api.openai.com/v1", False),
+        ("https://8.8.8.8/v1", False),
+        ("https://llm.example.com/v1", False),
+    ],
+)
+def test_no_key_warning_for_a_local_or_private_server(url: str, local: bool) -> None:
+    config = resolve_provider(ProviderChoice(model="m", base_url=url), {})
+    assert is_local_url(url) is local
+    assert (missing_key_warning(config) is None) is local
+
+
 def test_the_model_classes() -> None:
     made = {
         kind: make_model(
@@ -143,7 +167,8 @@ def test_the_model_classes() -> None:
     assert isinstance(made["openai"], OpenAIModel)
     assert isinstance(made["anthropic"], AnthropicModel)
     assert isinstance(made["gemini"], GeminiModel)
-    text = make_model(resolve_provider(ProviderChoice(model="m", parse_text_tool_calls=True), {}))
+    choice = ProviderChoice(model="m", api_key="k", parse_text_tool_calls=True)
+    text = make_model(resolve_provider(choice, {}))
     assert isinstance(text, OpenAIModel) and text.parse_text_tool_calls
     scripted = select_model(ProviderChoice(model="scripted:done", auth_type="gemini"), {})
     assert isinstance(scripted, ScriptedModel)
