@@ -103,6 +103,8 @@ class SessionInfo:
     permission_mode: str
     version: str
     agents: tuple[str, ...]
+    skills: tuple[str, ...] = ()
+    """The skills a ``/name`` prompt can run (``slash_commands``, as upstream lists them)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -302,6 +304,26 @@ class CompactionFinished:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class HookRan:
+    """A configured hook (or an SDK client's hook callback) ran for ``event``.
+
+    ``outcome``: ``success``, ``blocked`` (exit code 2 or a deny), ``error`` (any other exit
+    code, a failed start), ``timeout`` (killed) or ``cancelled``; ``exit_code`` is ``None``
+    when the process did not end by itself.  ``stdout``/``stderr`` are kept whole here (at most
+    :data:`headwire.runtime.hook_process.MAX_OUTPUT_BYTES` each); the wire bounds them.
+    """
+
+    event: str
+    hook_name: str
+    outcome: str
+    exit_code: int | None
+    stdout: str
+    stderr: str
+    duration_ms: int
+    parent: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ToolStats:
     """Per-tool call counts of a turn (JSON mode's ``stats.tools.byName``)."""
 
@@ -410,6 +432,7 @@ Event = (
     | CompactionStarted
     | CompactionFinished
     | TurnFinished
+    | HookRan
 )
 """Every event the agent publishes."""
 
@@ -445,6 +468,7 @@ __all__ = [
     "CompactionTrigger",
     "Event",
     "EventSink",
+    "HookRan",
     "Limit",
     "ModelCallFinished",
     "ModelCallStarted",

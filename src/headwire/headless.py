@@ -220,7 +220,7 @@ class HeadlessEmitter:
                 mcp_servers=[dict(s) for s in info.mcp_servers],
                 model=info.model,
                 permission_mode=info.permission_mode,
-                slash_commands=[],
+                slash_commands=list(info.skills),
                 version=info.version,
                 agents=list(info.agents),
             )
@@ -382,6 +382,28 @@ class HeadlessEmitter:
             )
         )
 
+    def _hook_ran(self, e: ev.HookRan) -> None:
+        """``system``/``hook_response`` (Claude Code's subtype): one hook run, its output
+        bounded like any tool text."""
+        from headwire.projection.headless import project_tool_result_content
+
+        message = m.system_event(
+            uuid=self.new_uuid(), session_id=self.session_id, subtype="hook_response"
+        )
+        message["parent_tool_use_id"] = e.parent
+        message.update(
+            hook_id=message["uuid"],
+            hook_name=e.hook_name,
+            hook_event=e.event,
+            outcome=e.outcome,
+            exit_code=e.exit_code,
+            duration_ms=e.duration_ms,
+            stdout=project_tool_result_content(e.stdout),
+            stderr=project_tool_result_content(e.stderr),
+            output=project_tool_result_content(e.stdout or e.stderr),
+        )
+        self.out(message)
+
     def _turn_finished(self, e: ev.TurnFinished) -> None:
         self.out(self.result(e))
 
@@ -457,6 +479,7 @@ _HANDLERS: dict[type, Callable[[HeadlessEmitter, ev.Event], None]] = {
     ev.CompactionStarted: HeadlessEmitter._compaction_started,  # type: ignore[dict-item]
     ev.CompactionFinished: HeadlessEmitter._compaction_finished,  # type: ignore[dict-item]
     ev.TurnFinished: HeadlessEmitter._turn_finished,  # type: ignore[dict-item]
+    ev.HookRan: HeadlessEmitter._hook_ran,  # type: ignore[dict-item]
 }
 """Which events reach the wire, and how; the others (prompts, pending and started calls,
 abandoned calls) have no headless message of their own."""

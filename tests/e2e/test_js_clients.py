@@ -209,3 +209,21 @@ def test_claude_agent_sdk_output_format_and_max_budget_usd(node: str, tmp_path: 
     (stopped,) = out["budget"]
     assert stopped["subtype"] == "error_max_budget_usd" and stopped["is_error"]
     assert stopped["num_turns"] == 3 and stopped["total_cost_usd"] == pytest.approx(0.00015)
+
+
+def test_claude_agent_sdk_pre_tool_use_callback_denies_a_shell_command(
+    node: str, tmp_path: Path
+) -> None:
+    """Issue 24: the TypeScript SDK's hook callback runs before the tool, and its deny holds."""
+    script = write_script(
+        tmp_path / "s.jsonl",
+        [{"tool": "run_shell_command", "args": {"command": "touch made.txt"}}, {"text": "done"}],
+    )
+    out = drive(node, "claude_hooks.mjs", tmp_path, model=f"scripted:{script}")
+    assert not (tmp_path / "proj" / "made.txt").exists()
+    (seen,) = out["seen"]
+    assert seen["event"] == "PreToolUse" and seen["tool"] == "run_shell_command"
+    assert seen["command"] == "touch made.txt" and seen["toolUseId"]
+    (result,) = out["results"]
+    assert result["is_error"] and "no shell from TypeScript" in json.dumps(result["content"])
+    assert out["result"] == "done"

@@ -190,3 +190,86 @@ def test_output_format_and_max_budget_usd(tmp_path: Path) -> None:
     assert second.errors and "--max-budget-usd" in second.errors[0]
     assert second.total_cost_usd == pytest.approx(0.00015)
     assert second.structured_output is None
+
+
+def test_a_pre_tool_use_callback_denies_a_shell_command(tmp_path: Path) -> None:
+    """claude-agent-sdk's hooks (issue 24): the callback is registered in ``initialize``, run
+    with ``hook_callback`` before the tool, and its deny keeps the command from running."""
+    proj = tmp_path / "proj"
+    script = write_script(
+        tmp_path / "s.jsonl",
+        [
+            {"tool": "run_shell_command", "args": {"command": "touch made.txt"}},
+            {"text": "denied, done"},
+        ],
+    )
+    seen: list[dict[str, Any]] = []
+
+    async def guard(data: dict[str, Any], tool_use_id: str | None, ctx: Any) -> dict[str, Any]:
+        seen.append({**data, "tool_use_id_arg": tool_use_id})
+        return {
+            "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "deny",
+                "permissionDecisionReason": "no shell from the SDK",
+            }
+        }
+
+    async def main() -> list[Any]:
+        hooks = {"PreToolUse": [claude.HookMatcher(matcher="Bash", hooks=[guard])]}
+        opts = options(
+            tmp_path, model=f"scripted:{script}", hooks=hooks, permission_mode="bypassPermissions"
+        )
+        async with claude.ClaudeSDKClient(opts) as client:
+            await client.query("go")
+            return [m async for m in client.receive_response()]
+
+    messages = asyncio.run(asyncio.wait_for(main(), 60))
+    assert not (proj / "made.txt").exists()
+    (call,) = seen
+    assert call["hook_event_name"] == "PreToolUse" and call["tool_name"] == "run_shell_command"
+    assert call["tool_input"] == {"command": "touch made.txt"}
+    assert call["tool_use_id_arg"] == call["tool_use_id"]
+    results = [
+        b
+        for m in messages
+        if isinstance(m, claude.UserMessage) and isinstance(m.content, list)
+        for b in m.content
+        if isinstance(b, claude.ToolResultBlock)
+    ]
+    assert results and results[0].is_error and "no shell from the SDK" in str(results[0].content)
+    assert isinstance(messages[-1], claude.ResultMessage) and messages[-1].result == "denied, done"
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")  # the SDK warns that bypass skips the callback
+def test_a_pre_tool_use_ask_goes_to_can_use_tool_even_in_bypass_mode(tmp_path: Path) -> None:
+    proj = tmp_path / "proj"
+    script = write_script(
+        tmp_path / "s.jsonl",
+        [{"tool": "run_shell_command", "args": {"command": "touch asked.txt"}}, {"text": "done"}],
+    )
+    asked: list[str] = []
+
+    async def ask(data: dict[str, Any], tool_use_id: str | None, ctx: Any) -> dict[str, Any]:
+        return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "ask"}}
+
+    async def can_use_tool(name: str, args: dict[str, Any], ctx: Any) -> Any:
+        asked.append(name)
+        return claude.PermissionResultAllow()
+
+    async def main() -> list[Any]:
+        opts = options(
+            tmp_path,
+            model=f"scripted:{script}",
+            hooks={"PreToolUse": [claude.HookMatcher(matcher=None, hooks=[ask])]},
+            can_use_tool=can_use_tool,
+            permission_mode="bypassPermissions",
+        )
+        async with claude.ClaudeSDKClient(opts) as client:
+            await client.query("go")
+            return [m async for m in client.receive_response()]
+
+    messages = asyncio.run(asyncio.wait_for(main(), 60))
+    assert asked == ["run_shell_command"]
+    assert (proj / "asked.txt").exists()
+    assert isinstance(messages[-1], claude.ResultMessage) and messages[-1].result == "done"

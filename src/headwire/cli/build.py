@@ -21,7 +21,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from headwire import __version__
 from headwire.cli.flags import split_list
@@ -44,6 +44,10 @@ from headwire.runtime.recording import (
 from headwire.runtime.settings import Settings
 from headwire.runtime.storage import ArtifactStore, data_dir
 from headwire.runtime.tools.base import ApprovalMode, Tool
+
+if TYPE_CHECKING:
+    from headwire.runtime.hook_process import HookRunner
+    from headwire.runtime.skills import Skill
 
 Closer = Callable[[], Awaitable[None]]
 
@@ -267,6 +271,11 @@ async def build_runtime(
         wants_agent = (not core or "agent" in core) and (only is None or "agent" in only)
         if wants_agent and not policy.excludes("agent"):
             tools.append(AgentTool(agents))
+        skills = _skills(args, settings, root, cwd)
+        if skills and (not core or "skill" in core) and not policy.excludes("skill"):
+            from headwire.runtime.tools.skill import SkillTool
+
+            tools.append(SkillTool(list(skills.values())))
         extra, statuses, close_mcp = await _mcp_tools(args, cwd, acp_servers, settings)
         if close_mcp is not None:
             closers.append(close_mcp)
@@ -299,6 +308,9 @@ async def build_runtime(
             note=warn,
         ),
         context=context_settings(settings),
+        hooks=_hooks(settings, cwd),
+        skills=skills,
+        skill_catalogue=_catalogue(skills),
         **contract,
     )
     try:
@@ -324,7 +336,55 @@ async def build_runtime(
         ask=ask,
         conversation=plan.conversation,
     )
+    if config.hooks is not None:
+        config.hooks.transcript_path = str(recorder.path)
+        closers.append(agent.end_session)  # runs first: SessionEnd before anything closes
     return Runtime(agent, events, recorder, closers)
+
+
+def _skills(
+    args: argparse.Namespace, settings: Settings, root: Path, cwd: Path
+) -> dict[str, Skill]:
+    """The session's skills by name (project ones only in a trusted folder, one note when
+    skipped), after the ``skills.*`` settings."""
+    from headwire.cli.project_trust import project_skills_allowed
+    from headwire.runtime.skills import discover, skill_roots, visible
+
+    levels = settings.skills_disabled_levels
+    trusted = "project" not in levels and project_skills_allowed(args, root, cwd)
+    roots = [r for r in skill_roots(root, cwd, Path.home(), trusted=trusted) if r[1] not in levels]
+    found = visible(
+        discover(roots, warn),
+        disabled=settings.skills_disabled,
+        enabled=settings.skills_enabled,
+        default_disabled=settings.skills_default_disabled,
+    )
+    return {s.name: s for s in found}
+
+
+def _catalogue(skills: dict[str, Skill]) -> str:
+    if not skills:
+        return ""
+    from headwire.runtime.skills import catalogue
+
+    return catalogue(skills.values())
+
+
+def _hooks(settings: Settings, cwd: Path) -> HookRunner | None:
+    """The session's hooks, ``None`` when the settings configure none (then the hook
+    machinery is never imported)."""
+    layers = settings.hook_layers()
+    if not layers:
+        return None
+    from headwire.runtime.hook_process import HookRunner
+    from headwire.runtime.hooks import hook_table
+
+    return HookRunner(
+        hook_table(layers),
+        cwd=cwd,
+        allow_private_network=settings.web_fetch_allow_private,
+        stop_cap=settings.stop_hook_cap,
+    )
 
 
 async def open_acp_runtime(

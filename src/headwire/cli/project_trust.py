@@ -6,7 +6,13 @@ import argparse
 from pathlib import Path
 
 from headwire.io.stdio import warn
-from headwire.runtime.trust import AGENTS_DIR_ENTRY, is_trusted, project_may, untrusted_note
+from headwire.runtime.trust import (
+    AGENTS_DIR_ENTRY,
+    SKILLS_DIR_ENTRY,
+    is_trusted,
+    project_may,
+    untrusted_note,
+)
 
 
 def trusted_project(args: argparse.Namespace, data_dir: Path, cwd: Path) -> bool:
@@ -29,4 +35,21 @@ def project_agents_dir(args: argparse.Namespace, data_dir: Path, cwd: Path) -> P
     return None
 
 
-__all__ = ["project_agents_dir", "trusted_project"]
+def project_skills_allowed(args: argparse.Namespace, data_dir: Path, cwd: Path) -> bool:
+    """Whether the project's skill folders (``.headwire``/``.qwen``/``.claude``/``.agents``
+    ``/skills``) may be read: in a trusted folder; otherwise ``False``, with one note when one
+    of them exists."""
+    if project_may(SKILLS_DIR_ENTRY, trusted_project(args, data_dir, cwd)):
+        return True
+    user = (data_dir / "skills").resolve()
+    folders = [cwd / d / "skills" for d in (".headwire", ".qwen", ".claude", ".agents")]
+    try:
+        present = any(f.is_dir() and f.resolve() != user for f in folders)
+    except OSError:
+        present = False
+    if present:
+        warn(untrusted_note("project skills", cwd))
+    return False
+
+
+__all__ = ["project_agents_dir", "project_skills_allowed", "trusted_project"]

@@ -106,7 +106,8 @@ class Repl:
                 if line is None:
                     break
                 try:
-                    parsed = parse(line)
+                    skills = self.runtime.agent.config.skills if self.runtime else {}
+                    parsed = parse(line, skills)
                 except UsageError as exc:
                     warn(str(exc))
                     continue

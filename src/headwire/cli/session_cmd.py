@@ -352,14 +352,52 @@ class Session:
             ms = timeout.get("canUseTool")
             if isinstance(ms, int | float) and not isinstance(ms, bool) and ms > 0:
                 self.permission_timeout_s = ms / 1000.0
-        ignored = [
-            key for key in ("hooks", "sdkMcpServers", "mcpServers", "agents") if request.get(key)
-        ]
+        hooks = request.get("hooks")
+        if isinstance(hooks, dict) and hooks:
+            self._register_sdk_hooks(hooks)
+        ignored = [key for key in ("sdkMcpServers", "mcpServers", "agents") if request.get(key)]
         if ignored:
             warn(
                 "headwire: note: initialize fields not supported here, ignored: "
                 f"{', '.join(ignored)}"
             )
+
+    def _register_sdk_hooks(self, hooks: m.JsonDict) -> None:
+        """The client's hook callbacks join the session's hooks (built now when the settings
+        have none); each run is a ``hook_callback`` request (:meth:`call_hook`)."""
+        from headwire.runtime.hook_process import HookRunner
+
+        config = self.runtime.agent.config
+        if config.hooks is None:
+            config.hooks = HookRunner({}, cwd=config.cwd)
+            config.hooks.transcript_path = str(self.runtime.recorder.path)
+            self.runtime.closers.append(self.runtime.agent.end_session)
+        config.hooks.add_sdk_hooks(hooks, self.call_hook)
+
+    async def call_hook(
+        self, callback_id: str, data: dict[str, Any], tool_use_id: str | None, timeout_s: float
+    ) -> m.JsonDict:
+        """Run a client's hook callback; its JSON answer (raises when the client answers with
+        an error, closed the session or does not answer within ``timeout_s``)."""
+        if self.input_closed or self.writer.closed:
+            raise RequestAborted("the client closed the session")
+        request_id = new_uuid()
+        future: asyncio.Future[m.JsonDict] = asyncio.get_running_loop().create_future()
+        self.waiting[request_id] = future
+        request = {"callback_id": callback_id, "input": data, "tool_use_id": tool_use_id}
+        self.perform([self.control.request_hook_callback(request_id, request)])
+        try:
+            async with asyncio.timeout(timeout_s):
+                body = await future
+        except BaseException:
+            self._give_up(request_id)
+            raise
+        finally:
+            self.waiting.pop(request_id, None)
+        if body.get("subtype") == "error":
+            raise RequestAborted(str(body.get("error") or "the hook callback failed"))
+        answer = body.get("response")
+        return answer if isinstance(answer, dict) else {}
 
     def _context_usage(self) -> m.JsonDict:
         """An estimate of the context size: characters / 4 over the conversation."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 import difflib
 import re
 import time
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,8 +51,9 @@ class SlashCommand:
     argument: str
 
 
-def parse(line: str) -> SlashCommand | str:
-    """The command a line names, else the prompt it sends (``//x`` sends ``/x``).
+def parse(line: str, prompts: Collection[str] = ()) -> SlashCommand | str:
+    """The command a line names, else the prompt it sends (``//x`` sends ``/x``; ``/name``
+    for a name in ``prompts``, the session's skills, is sent as it is: the agent runs it).
 
     Raises :class:`~headwire.errors.UsageError` for an unknown ``/word`` (with a "did you
     mean"), so a mistyped command never reaches the model.
@@ -64,6 +66,8 @@ def parse(line: str) -> SlashCommand | str:
         return line
     word, argument = match.group(1), (match.group(2) or "").strip()
     name = ALIASES.get(word, word)
+    if name not in COMMANDS and word in prompts:
+        return stripped
     if name not in COMMANDS:
         close = difflib.get_close_matches(word, [*COMMANDS, *ALIASES], n=1)
         hint = f" Did you mean /{close[0]}?" if close else ""

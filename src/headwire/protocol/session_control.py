@@ -382,6 +382,14 @@ class SessionControl:
         self.pending.add(request_id)
         return Send(m.control_request(request_id, {"subtype": "can_use_tool", **request}))
 
+    def request_hook_callback(self, request_id: str, request: JsonDict) -> Send:
+        """Run one of the client's hook callbacks (SDK mode only) with ``hook_callback``
+        (``callback_id``, ``input``, ``tool_use_id``); the id stays pending."""
+        if self.mode is not Mode.SDK:
+            raise LocalProtocolError(f"hook callbacks need SDK mode, not {self.mode.value}")
+        self.pending.add(request_id)
+        return Send(m.control_request(request_id, {"subtype": "hook_callback", **request}))
+
     def give_up(self, request_id: str) -> Send | None:
         """Stop waiting for ``request_id`` (timed out, or the turn was cancelled): tell the
         client with ``control_cancel_request`` when it was still pending."""

@@ -34,15 +34,17 @@ share (``tests/unit/runtime/test_limits_gate.py`` lists the call sites).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 import traceback
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from headwire import events as ev
 from headwire.boundary import EXECUTION_DENIED
+from headwire.errors import HeadwireError
 from headwire.io.stdio import warn
 from headwire.runtime.context_keeper import ContextKeeper, ContextSettings
 from headwire.runtime.ids import new_uuid
@@ -74,6 +76,11 @@ from headwire.runtime.tools.base import ApprovalMode, ArtifactSink, Tool, ToolCo
 from headwire.runtime.tools.output import model_text
 from headwire.runtime.tools.toolset import missing_tool_message
 from headwire.wire import encode
+
+if TYPE_CHECKING:
+    from headwire.runtime.hook_process import HookRunner
+    from headwire.runtime.hooks import Verdict
+    from headwire.runtime.skills import Skill
 
 CANCELLED_MESSAGE = "Operation cancelled."
 
@@ -114,6 +121,12 @@ class AgentConfig:
     """``--json-schema``: the main agent's final answers must match it."""
     context: ContextSettings = field(default_factory=ContextSettings)
     """How the conversation is kept within the model's window (:mod:`.context_keeper`)."""
+    hooks: HookRunner | None = None
+    """The session's hooks (``None`` when none are configured: nothing of them is loaded)."""
+    skills: Mapping[str, Skill] = field(default_factory=dict)
+    """The session's skills by name (:mod:`headwire.runtime.skills`)."""
+    skill_catalogue: str = ""
+    """The reminder listing the skills, given with a new session's first prompt."""
 
     @property
     def meter(self) -> Meter:
@@ -143,6 +156,10 @@ DEFAULT_SYSTEM_PROMPT = (
     "You are headwire, a headless coding agent. Use the tools to inspect and change the "
     "workspace, then answer concisely."
 )
+
+
+class HookBlocked(HeadwireError):
+    """A hook refused the turn's prompt; ``str()`` is the turn's error."""
 
 
 @dataclass(slots=True)
@@ -210,6 +227,10 @@ class Agent:
         self.conversation: list[dict[str, Any]] = list(conversation or [])
         self.cancelled = cancelled if cancelled is not None else asyncio.Event()
         """Set while a turn is being stopped; running tools watch it."""
+        self.session_started = False
+        self.hook_context = ""
+        """What ``SessionStart`` hooks added for the model (joined to the system prompt)."""
+        self.stop_blocks = 0
         self._estimated = 0
         """The byte estimate of the request being made (compared with its real usage after)."""
         self._stats = _Stats()
@@ -266,6 +287,7 @@ class Agent:
             permission_mode=self.config.approval_mode,
             version=self.config.version,
             agents=self.config.agent_names,
+            skills=tuple(sorted(n for n, s in self.config.skills.items() if s.user_invocable)),
         )
 
     # -- one run ----------------------------------------------------------------------------
@@ -279,14 +301,17 @@ class Agent:
         limits = self.config.limits
         limits.start_turn()
         self.events(ev.TurnStarted(info=self.session_info()))
-        self._prompt(prompt)
+        self.stop_blocks = 0
         error: str | None = None
         subtype = "error_during_execution"
         limit: ev.Limit | None = None
         deadline = limits.deadline()
         try:
             async with deadline:
+                await self._open_turn(prompt)
                 await self._loop(turn, stats)
+        except HookBlocked as exc:
+            error = str(exc)
         except LimitReached as exc:
             error, subtype, limit = str(exc), exc.subtype, exc.limit
         except StructuredOutputFailed as exc:
@@ -320,15 +345,102 @@ class Agent:
                 await self._run_calls(calls, stats)
                 continue
             if structured is None:
+                if await self._stop_blocked(turn.last_text):
+                    continue
                 return
             verdict = await structured.check_in_worker(turn.last_text)
             if verdict.ok:
                 turn.structured, turn.value = True, verdict.value
+                if await self._stop_blocked(turn.last_text):
+                    continue
                 return
             turn.corrections += 1
             if turn.corrections > structured.retries:
                 raise StructuredOutputFailed(structured.failure(verdict.problem))
             self._prompt(structured.feedback(verdict.problem))
+
+    # -- hooks (headwire.runtime.hooks; each event fires at one place) ----------------------
+
+    async def hook(self, event: str, target: str | None, fields: dict[str, Any]) -> Verdict | None:
+        """Run ``event``'s hooks (``None`` when it has none)."""
+        hooks = self.config.hooks
+        if hooks is None or not hooks.has(event):
+            return None
+        if self.parent is not None:
+            fields = {**fields, "agent_id": self.parent}
+        return await hooks.fire(
+            event,
+            target,
+            fields,
+            session_id=self.config.session_id,
+            mode=self.config.approval_mode,
+            publish=self.events,
+            parent=self.parent,
+        )
+
+    async def _open_turn(self, prompt: str) -> None:
+        """``SessionStart`` (first turn), ``UserPromptSubmit`` (a block ends the turn with its
+        reason as the error), then the prompt joins the conversation."""
+        reminder = ""
+        if not self.session_started:
+            self.session_started = True
+            source = "resume" if self.conversation else "startup"
+            if source == "startup" and self.parent is None:
+                reminder = self.config.skill_catalogue
+            started = await self.hook(
+                "SessionStart", source, {"source": source, "model": self.model.name}
+            )
+            if started is not None and started.context:
+                self.hook_context = started.context
+        submitted = await self.hook("UserPromptSubmit", None, {"prompt": prompt})
+        if submitted is not None and (submitted.blocked or submitted.stop):
+            why = submitted.reason or "no reason given"
+            raise HookBlocked(f"UserPromptSubmit hook blocked the prompt: {why}")
+        extra = submitted.context if submitted is not None else ""
+        self._prompt(self._skill_prompt(prompt), extra, reminder)
+
+    def _skill_prompt(self, prompt: str) -> str:
+        """``/name args`` naming a skill the user may run: that skill's text, else ``prompt``."""
+        if not prompt.startswith("/") or not self.config.skills:
+            return prompt
+        name, _, args = prompt[1:].partition(" ")
+        skill = self.config.skills.get(name.strip())
+        if skill is None or not skill.user_invocable:
+            return prompt
+        from headwire.runtime.skills import expand
+
+        return expand(skill, args.strip())
+
+    async def _stop_blocked(self, last_text: str) -> bool:
+        """``Stop``: whether a hook keeps the turn going (its reason becomes the next prompt),
+        at most the cap's times in a row."""
+        if self.parent is not None or self.config.hooks is None:
+            return False
+        verdict = await self.hook(
+            "Stop",
+            None,
+            {"stop_hook_active": self.stop_blocks > 0, "last_assistant_message": last_text},
+        )
+        if verdict is None or not verdict.blocked:
+            self.stop_blocks = 0
+            return False
+        self.stop_blocks += 1
+        if self.stop_blocks > self.config.hooks.stop_cap:
+            warn(f"headwire: Stop hooks blocked {self.config.hooks.stop_cap} times; stopping")
+            return False
+        self._prompt(verdict.reason or "A Stop hook asked to continue.")
+        return True
+
+    # TODO(issue 24, compaction): when context compaction lands, fire
+    # ``await self.hook("PreCompact", trigger, {"trigger": trigger, "custom_instructions": ...})``
+    # before it (a block skips the compaction) and ``PostCompact`` after it succeeds, with
+    # ``trigger`` ``manual`` or ``auto`` (the matcher's target), then ``SessionStart`` with
+    # source ``compact``.
+
+    async def end_session(self, reason: str = "other") -> None:
+        """``SessionEnd``: the session is over (every mode calls this once, when it closes)."""
+        if self.session_started:
+            await self.hook("SessionEnd", reason, {"reason": reason})
 
     @staticmethod
     def _internal_error(exc: BaseException) -> str:
@@ -350,8 +462,13 @@ class Agent:
                 return text, stats.tool_calls
             await self._run_calls(calls, stats)
 
-    def _prompt(self, prompt: str) -> None:
-        message = {"role": "user", "content": prompt}
+    def _prompt(self, prompt: str, hook_context: str = "", reminder: str = "") -> None:
+        content = f"{reminder}\n\n{prompt}" if reminder else prompt
+        if hook_context:  # kept apart from what the user wrote, and not forgeable by it
+            escaped = hook_context.replace("<", "&lt;").replace(">", "&gt;")
+            tag = "qwen:user-prompt-submit-context"  # upstream's tag
+            content += f"\n\n<{tag}>\n{escaped}\n</{tag}>"
+        message = {"role": "user", "content": content}
         self.conversation.append(message)
         self.events(ev.UserPrompt(text=prompt, message=message, parent=self.parent))
 
@@ -415,6 +532,8 @@ class Agent:
             self.config.append_system_prompt,
             default=DEFAULT_SYSTEM_PROMPT,
         )
+        if self.hook_context:
+            prompt = (prompt + prompt_suffix(self.hook_context)).removeprefix("\n\n---\n\n")
         structured = self.config.structured
         if structured is not None and self.parent is None:  # the main agent's answer only
             prompt = (prompt + prompt_suffix(structured.instructions())).removeprefix("\n\n---\n\n")
@@ -638,6 +757,55 @@ class Agent:
             )
         )
 
+    def _tool_fields(self, call: ToolCall, args: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "tool_name": call.name,
+            "tool_input": args,
+            "tool_use_id": call.call_id,
+            "tool_call_id": call.call_id,
+        }
+
+    def _pre_tool_refusal(self, tool: Tool, verdict: Verdict) -> ToolOutcome | None:
+        """A ``PreToolUse``/``PermissionRequest`` verdict's refusal: a deny (or an ``ask`` no
+        one can answer), or an ``updatedInput`` the tool's schema or the rules refuse."""
+        if verdict.blocked or (verdict.decision == "ask" and self.ask is None):
+            # the hook's reason as upstream gives it to the model (exit 2: its stderr)
+            msg = verdict.reason or f'Tool "{tool.name}" was blocked by a hook.'
+            return ToolOutcome(llm_text=msg, error=msg, error_type=EXECUTION_DENIED)
+        if verdict.updated_input is not None:
+            from headwire.runtime.schema import tool_input_problem
+
+            problem = tool_input_problem(tool, verdict.updated_input)
+            if problem is not None:
+                msg = f"A hook's updatedInput for {tool.name} is not valid: {problem}"
+                return ToolOutcome(llm_text=msg, error=msg, error_type="invalid_tool_params")
+            return self.config.policy.check_updated(tool, verdict.updated_input)
+        return None
+
+    async def _post_tool(
+        self, call: ToolCall, tool: Tool, args: dict[str, Any], outcome: ToolOutcome, ran: float
+    ) -> None:
+        """``PostToolUse`` (the tool's whole output) or ``PostToolUseFailure``; what the hooks
+        add (context, a block's reason) is appended to the model's text."""
+        fields = self._tool_fields(call, args)
+        fields["duration_ms"] = int((time.monotonic() - ran) * 1000)
+        if outcome.error is None:
+            fields["tool_response"] = {
+                "llm_content": outcome.llm_text,  # what the model gets (a large output: cut)
+                "display": outcome.display,  # the whole output, not a wire preview
+                "output_file": str(outcome.artifact) if outcome.artifact else None,
+            }
+            verdict = await self.hook("PostToolUse", tool.name, fields)
+        else:
+            fields["error"] = outcome.error
+            fields["is_interrupt"] = outcome.error_type == "cancelled"
+            verdict = await self.hook("PostToolUseFailure", tool.name, fields)
+        if verdict is None:
+            return
+        notes = [n for n in (verdict.reason if verdict.blocked else "", verdict.context) if n]
+        if notes:
+            outcome.llm_text += "\n\n" + "\n".join(notes)
+
     async def _execute(self, call: ToolCall) -> ToolOutcome:
         tool = self.tools.get(call.name)
         if tool is None:
@@ -647,7 +815,26 @@ class Agent:
         if problem is not None:
             return ToolOutcome(llm_text=problem, error=problem, error_type="invalid_tool_params")
         args = call.args
+        pre = await self.hook("PreToolUse", tool.name, self._tool_fields(call, args))
+        if pre is not None:
+            refused = self._pre_tool_refusal(tool, pre)
+            if refused is not None:
+                return refused
+            args = pre.updated_input if pre.updated_input is not None else args
         ruling = self.config.policy.decide(tool, args)
+        if pre is not None and ruling.verdict != "deny" and pre.decision in ("allow", "ask"):
+            # a hook's allow skips the question, its ask asks even where the mode would not
+            ruling = dataclasses.replace(
+                ruling, verdict="allow" if pre.decision == "allow" else "ask"
+            )
+        if ruling.verdict == "ask":
+            asked = await self.hook("PermissionRequest", tool.name, self._tool_fields(call, args))
+            if asked is not None and asked.decision in ("allow", "deny"):
+                refused = self._pre_tool_refusal(tool, asked)
+                if refused is not None:
+                    return refused
+                args = asked.updated_input if asked.updated_input is not None else args
+                ruling = dataclasses.replace(ruling, verdict="allow")
         if ruling.verdict == "ask" and self.ask is not None:
             answer = await self.ask(tool, call.call_id, args)
             if answer.interrupt:
@@ -680,6 +867,7 @@ class Agent:
         self.events(
             ev.ToolStarted(call_id=call.call_id, name=call.name, args=args, parent=self.parent)
         )
+        ran = time.monotonic()
         try:
             outcome = await tool.run(args, ctx)
         except asyncio.CancelledError:
@@ -687,6 +875,8 @@ class Agent:
         except Exception as exc:  # a crashing tool is a tool error, never a crashed session
             msg = f"Tool {tool.name} failed: {type(exc).__name__}: {exc}"
             outcome = ToolOutcome(llm_text=msg, error=msg, error_type="execution_failed")
+        if self.config.hooks is not None:
+            await self._post_tool(call, tool, args, outcome, ran)
         if args is not call.args and args != call.args:
             outcome.ran_input = args  # recorded as what ran (a client's updatedInput)
         return outcome

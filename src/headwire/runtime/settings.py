@@ -408,6 +408,24 @@ class Settings:
     """``context.clearContextOnIdle.toolResultsNumToKeep``."""
     tool_results_idle_minutes: float | None = None
     """``context.clearContextOnIdle.toolResultsThresholdMinutes`` (-1: never)."""
+    disable_all_hooks: bool = False
+    stop_hook_cap: int = 8
+    skills_disabled: tuple[str, ...] = ()
+    skills_enabled: tuple[str, ...] = ()
+    skills_default_disabled: tuple[str, ...] = ()
+    skills_disabled_levels: tuple[str, ...] = ()
+
+    def hook_layers(self) -> list[tuple[str, dict[str, Any]]]:
+        """``(source, hooks)`` per layer that configures hooks, in merge order (all of them
+        run); empty when ``disableAllHooks`` is set."""
+        if self.disable_all_hooks:
+            return []
+        out: list[tuple[str, dict[str, Any]]] = []
+        for layer in self.layers:
+            hooks = layer.get("hooks")
+            if hooks:
+                out.append((layer.source, _thaw(hooks)))
+        return out
 
     def layer(self, scope: Scope) -> SettingsLayer | None:
         """The layer of ``scope``, if there is one."""
@@ -455,6 +473,12 @@ def merge_layers(layers: tuple[SettingsLayer, ...]) -> Settings:
     def strings(value: Any) -> tuple[str, ...] | None:
         return None if value is None else tuple(str(v) for v in value)
 
+    def union(dotted: str) -> tuple[str, ...]:
+        out: list[str] = []
+        for layer in layers:
+            out += [v for v in layer.get(dotted) or () if v not in out]
+        return tuple(out)
+
     exclude: list[str] = []
     pricing: dict[str, ModelPrice] = {}
     env: dict[str, str] = {}
@@ -501,6 +525,12 @@ def merge_layers(layers: tuple[SettingsLayer, ...]) -> Settings:
         ),
         tool_results_keep=top("context.clearContextOnIdle.toolResultsNumToKeep"),
         tool_results_idle_minutes=top("context.clearContextOnIdle.toolResultsThresholdMinutes"),
+        disable_all_hooks=bool(top("disableAllHooks")),
+        skills_disabled=union("skills.disabled"),
+        skills_enabled=union("skills.enabled"),
+        skills_default_disabled=union("skills.defaultDisabled"),
+        skills_disabled_levels=union("skills.disabledLevels"),
+        stop_hook_cap=top("stopHookBlockingCap") or 8,
     )
 
 

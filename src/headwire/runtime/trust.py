@@ -3,8 +3,9 @@
 A repository is data until its user says otherwise.  :data:`PROJECT_TABLE` lists every
 settings key and every project file headwire reads from a working directory, and whether an
 untrusted folder may set it; every reader of project-controlled files and keys asks
-:func:`project_may` (settings loading, the agent folder, context files, MCP servers through
-their settings key), and ``docs/security.md`` / ``docs/settings.md`` are generated from it.
+:func:`project_may` (settings loading, the agent folder, context files, skills, MCP servers
+and hooks through their settings keys), and ``docs/security.md`` / ``docs/settings.md`` are
+generated from it.
 The default is *deny* for whatever widens access, changes accounting or limits, runs code or
 chooses where requests and secrets go.  Project configuration that is denied is used only
 when the project folder is trusted:
@@ -56,6 +57,7 @@ SETTINGS_FILE_ENTRY = ".headwire/settings.json"
 AGENTS_DIR_ENTRY = ".headwire/agents/*.md"
 CONTEXT_FILES_ENTRY = "context files (QWEN.md, AGENTS.md, context.fileName)"
 IGNORE_FILES_ENTRY = ".gitignore, .qwenignore"
+SKILLS_DIR_ENTRY = ".headwire/skills, .qwen/skills, .claude/skills, .agents/skills"
 
 PROJECT_TABLE: tuple[ProjectEntry, ...] = (
     ProjectEntry("$schema", "setting", "any", "names the schema for editors; changes nothing"),
@@ -86,6 +88,30 @@ PROJECT_TABLE: tuple[ProjectEntry, ...] = (
         "setting",
         "trusted",
         "chooses where requests, and the user's API key with them, are sent",
+    ),
+    ProjectEntry(
+        "hooks", "setting", "trusted", "runs commands and reaches addresses on every event"
+    ),
+    ProjectEntry(
+        "disableAllHooks",
+        "setting",
+        "trusted",
+        "switches off the user's own hooks, which may be the checks that guard them",
+    ),
+    ProjectEntry(
+        "stopHookBlockingCap",
+        "setting",
+        "trusted",
+        "a limit of the run: how often Stop hooks may keep a turn going",
+    ),
+    ProjectEntry("skills.disabled", "setting", "any", "hides skills; no new access"),
+    ProjectEntry("skills.defaultDisabled", "setting", "any", "hides skills; no new access"),
+    ProjectEntry("skills.disabledLevels", "setting", "any", "skips skill folders; no new access"),
+    ProjectEntry(
+        "skills.enabled",
+        "setting",
+        "trusted",
+        "offers skills the user switched off by default",
     ),
     ProjectEntry(
         "security.auth.apiKey",
@@ -198,6 +224,12 @@ PROJECT_TABLE: tuple[ProjectEntry, ...] = (
         "file",
         "trusted",
         "subagent definitions: prompts, tools and models the agent tool runs",
+    ),
+    ProjectEntry(
+        SKILLS_DIR_ENTRY,
+        "file",
+        "trusted",
+        "skills: instructions the model follows and tools it is told to use",
     ),
     ProjectEntry(
         CONTEXT_FILES_ENTRY,
@@ -333,6 +365,7 @@ __all__ = [
     "NARROWING_VALUES",
     "PROJECT_TABLE",
     "SETTINGS_FILE_ENTRY",
+    "SKILLS_DIR_ENTRY",
     "TRUST_ENV",
     "TRUST_FILE",
     "ProjectEntry",

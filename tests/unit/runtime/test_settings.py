@@ -123,7 +123,13 @@ def test_untrusted_project_loses_the_keys_that_run_code(tmp_path: Path) -> None:
         "tools.allowed",
         "tools.approvalMode",
     }
-    assert set(trust_keys()) >= {"mcpServers", "env", "tools.allowed", "tools.approvalMode"}
+    assert set(trust_keys()) >= {
+        "mcpServers",
+        "env",
+        "tools.allowed",
+        "tools.approvalMode",
+        "hooks",
+    }
     assert user_only_keys() == ("security.auth.apiKey", "tools.webFetch.allowPrivateNetwork")
 
 
@@ -299,6 +305,13 @@ SAMPLE_VALUES: dict[str, Any] = {
     "model.generationConfig.contextWindowSize": 32000,
     "env": {"K": "v"},
     "mcpServers": {"s": {"command": "c"}},
+    "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "true"}]}]},
+    "disableAllHooks": True,
+    "stopHookBlockingCap": 3,
+    "skills.disabled": ["a"],
+    "skills.enabled": ["b"],
+    "skills.defaultDisabled": ["c"],
+    "skills.disabledLevels": ["project"],
 }
 
 

@@ -82,8 +82,9 @@ def _parse_list(value: str, following: list[str]) -> tuple[str, ...]:
     return tuple(i for i in items if i)
 
 
-def parse_agent_file(text: str, source: str) -> AgentDefinition:
-    """Parse a Markdown agent file with a front-matter block."""
+def split_front_matter(text: str, source: str) -> tuple[dict[str, str], dict[str, list[str]], str]:
+    """``(fields, list items by key, body)`` of a Markdown file with a ``---`` front-matter
+    block (agent files, skills); raises :class:`AgentFileError` naming ``source``."""
     lines = text.splitlines()
     if not lines or lines[0].strip() != "---":
         raise AgentFileError(f"{source}: missing '---' front matter")
@@ -105,13 +106,23 @@ def parse_agent_file(text: str, source: str) -> AgentDefinition:
             raise AgentFileError(f"{source}: cannot read front matter line {line!r}")
         key = key.strip()
         fields[key] = value.split(" #")[0].strip().strip("'\"")
+    return fields, lists, "\n".join(lines[end + 1 :]).strip()
+
+
+def parse_list(value: str, following: list[str]) -> tuple[str, ...]:
+    """A front-matter list: ``[a, b]``, ``a, b`` or ``- a`` lines."""
+    return _parse_list(value, following)
+
+
+def parse_agent_file(text: str, source: str) -> AgentDefinition:
+    """Parse a Markdown agent file with a front-matter block."""
+    fields, lists, body = split_front_matter(text, source)
     name = fields.get("name", "")
     if not name:
         raise AgentFileError(f"{source}: the front matter needs a name")
     tools = None
     if "tools" in fields:
         tools = _parse_list(fields["tools"], lists.get("tools", []))
-    body = "\n".join(lines[end + 1 :]).strip()
     raw_mode = fields.get("approvalMode") or fields.get("permissionMode")
     mode = _MODES.get(raw_mode) if raw_mode else None
     if raw_mode and mode is None:

@@ -111,8 +111,17 @@ class AgentTool:
             )
 
         tool_uses = 0
+        hook_fields = {"agent_id": call_id, "agent_type": definition.name}
+        started_hook = await parent.hook("SubagentStart", definition.name, hook_fields)
+        if started_hook is not None and started_hook.blocked:
+            msg = f"Subagent blocked by a SubagentStart hook: {started_hook.reason}"
+            finished("failed", 0)
+            return ToolOutcome(llm_text=msg, error=msg, error_type="execution_denied")
+        task = args["prompt"]
+        if started_hook is not None and started_hook.context:
+            task += "\n\n" + started_hook.context
         try:
-            text, tool_uses = await child.run_subtask(args["prompt"])
+            text, tool_uses = await child.run_subtask(task)
         except asyncio.CancelledError:
             publish(
                 ev.SubagentFailed(
@@ -126,6 +135,10 @@ class AgentTool:
         except Exception as exc:  # a run limit (it stops the parent at its next step), or else
             message = str(exc) or "Task execution failed"
         else:
+            stop_fields = {**hook_fields, "last_assistant_message": text}
+            stopped = await parent.hook("SubagentStop", definition.name, stop_fields)
+            if stopped is not None and stopped.context:
+                text = f"{text}\n\n{stopped.context}" if text else stopped.context
             finished("completed", tool_uses)
             return ToolOutcome(llm_text=text or "(the subagent returned no text)", display=text)
         finished("failed", tool_uses)
