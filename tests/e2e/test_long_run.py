@@ -346,3 +346,26 @@ def test_a_subagent_manages_its_own_context(tmp_path: Path) -> None:
     boundaries = [m for m in messages if m.get("subtype") == "compact_boundary"]
     assert boundaries
     assert all(m["parent_tool_use_id"] == "call_delegate" for m in boundaries)
+
+
+def test_compaction_hooks_run(tmp_path: Path) -> None:
+    """``PreCompact`` and ``PostCompact`` hooks run around each compaction (matched on the
+    trigger); ``PostCompact`` reads the summary on stdin."""
+    log = tmp_path / "hooks.log"
+    hooks = {
+        "PreCompact": [
+            {"matcher": "auto", "hooks": [{"type": "command", "command": f"echo pre >> {log}"}]}
+        ],
+        "PostCompact": [{"hooks": [{"type": "command", "command": f"cat >> {log}"}]}],
+    }
+    settings = json.loads(_window_settings(8_000)) | {"hooks": hooks}
+    with FakeOpenAI(window=8_000, long_task=LongTask(steps=12, output_bytes=2_000)) as fake:
+        proc = _run(fake, tmp_path, "--settings", json.dumps(settings), "-p", PROMPT)
+        assert proc.returncode == 0, proc.stderr
+        boundaries = [m for m in _messages(proc.stdout) if m.get("subtype") == "compact_boundary"]
+    text = log.read_text()
+    assert boundaries and text.count("pre\n") == len(boundaries)
+    assert text.count('"hook_event_name": "PostCompact"') + text.count(
+        '"hook_event_name":"PostCompact"'
+    ) == len(boundaries)
+    assert "Summary: the user asked" in text

@@ -243,6 +243,8 @@ class Agent:
             self._count_side_usage,
             self._table_window,
             gate=config.limits.before_side_call,
+            before=self._pre_compact,
+            after=self._post_compact,
         )
 
     def _table_window(self, model_name: str) -> int | None:
@@ -431,11 +433,17 @@ class Agent:
         self._prompt(verdict.reason or "A Stop hook asked to continue.")
         return True
 
-    # TODO(issue 24, compaction): when context compaction lands, fire
-    # ``await self.hook("PreCompact", trigger, {"trigger": trigger, "custom_instructions": ...})``
-    # before it (a block skips the compaction) and ``PostCompact`` after it succeeds, with
-    # ``trigger`` ``manual`` or ``auto`` (the matcher's target), then ``SessionStart`` with
-    # source ``compact``.
+    async def _pre_compact(self, trigger: ev.CompactionTrigger) -> bool:
+        """``PreCompact`` (matched on ``manual`` or ``auto``): whether the compaction goes on
+        (a blocking hook skips it; a request still too long then fails as it would)."""
+        verdict = await self.hook(
+            "PreCompact", trigger, {"trigger": trigger, "custom_instructions": None}
+        )
+        return verdict is None or not verdict.blocked
+
+    async def _post_compact(self, trigger: ev.CompactionTrigger, summary: str) -> None:
+        """``PostCompact``: the compaction is done; the hooks get its summary."""
+        await self.hook("PostCompact", trigger, {"trigger": trigger, "compact_summary": summary})
 
     async def end_session(self, reason: str = "other") -> None:
         """``SessionEnd``: the session is over (every mode calls this once, when it closes)."""

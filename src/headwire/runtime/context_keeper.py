@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,6 +69,8 @@ class ContextKeeper:
         table_window: Callable[[str], int | None] = lambda name: None,
         clock: Callable[[], float] = time.monotonic,
         gate: Callable[[], None] = lambda: None,
+        before: Callable[[ev.CompactionTrigger], Awaitable[bool]] | None = None,
+        after: Callable[[ev.CompactionTrigger, str], Awaitable[None]] | None = None,
     ) -> None:
         self.settings = settings
         self.model = model
@@ -82,6 +84,10 @@ class ContextKeeper:
         """The model names whose server was asked."""
         self._clock = clock
         self._gate = gate
+        self._before = before
+        """``PreCompact`` hooks: ``False`` skips the compaction."""
+        self._after = after
+        """``PostCompact`` hooks, with the summary."""
         """Passed before the summary call (the run's limits: a stopped run, the budget)."""
         self._last_call: float | None = None
         """When the last model call finished (for the idle clearing)."""
@@ -204,6 +210,8 @@ class ContextKeeper:
         if plan is None:
             return False
         self._gate()  # the limit that forbids the summary call: no compaction starts
+        if self._before is not None and not await self._before(trigger):
+            return False
         started = time.monotonic()
         self.publish(ev.CompactionStarted(trigger=trigger, pre_tokens=pre, parent=self.parent))
         max_chars = max(4_000, (budget.window - cp.SUMMARY_RESERVE * 2) * cp.BYTES_PER_TOKEN // 2)
@@ -224,6 +232,8 @@ class ContextKeeper:
                 parent=self.parent,
             )
         )
+        if self._after is not None:
+            await self._after(trigger, summary)
         return True
 
     async def _summarize(self, transcript: str) -> tuple[str, ev.Usage]:

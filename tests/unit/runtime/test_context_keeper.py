@@ -152,3 +152,46 @@ def test_the_window_follows_a_change_of_model() -> None:
     assert keeper.budget().window == 1_000_000
     model.name = "fake-model"
     assert keeper.window == 16_000
+
+
+def test_pre_and_post_compact_hooks() -> None:
+    """A ``PreCompact`` block skips the compaction (nothing published, nothing changed);
+    ``PostCompact`` gets the trigger and the summary."""
+    seen: list[tuple[str, str]] = []
+
+    async def block(trigger: Any) -> bool:
+        seen.append(("pre", trigger))
+        return False
+
+    async def allow(trigger: Any) -> bool:
+        seen.append(("pre", trigger))
+        return True
+
+    async def after(trigger: Any, summary: str) -> None:
+        seen.append(("post", summary))
+
+    published: list[Any] = []
+    conversation = _conversation(4)
+    before = list(conversation)
+    blocked = ContextKeeper(
+        ContextSettings(window=8_000),
+        SummaryModel(),
+        published.append,
+        None,
+        [].append,
+        before=block,
+        after=after,
+    )
+    assert not asyncio.run(blocked.compact("manual", [], conversation))
+    assert conversation == before and published == [] and seen == [("pre", "manual")]
+    allowed = ContextKeeper(
+        ContextSettings(window=8_000),
+        SummaryModel(),
+        published.append,
+        None,
+        [].append,
+        before=allow,
+        after=after,
+    )
+    assert asyncio.run(allowed.compact("auto", [], conversation))
+    assert seen[1:] == [("pre", "auto"), ("post", "the summary")]
