@@ -105,6 +105,9 @@ class SessionInfo:
     agents: tuple[str, ...]
     skills: tuple[str, ...] = ()
     """The skills a ``/name`` prompt can run (``slash_commands``, as upstream lists them)."""
+    sandbox: JsonDict | None = None
+    """The tool execution sandbox in force (``{backend, filesystem, network, enforced}``),
+    ``None`` when none is configured."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

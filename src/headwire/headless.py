@@ -146,6 +146,9 @@ class HeadlessEmitter:
         self.permission_denials: list[JsonDict] = []
         """The running turn's ``permission_denials`` (reset when a turn starts)."""
         self._messages: dict[str | None, _Message] = {}
+        self.result_extra: JsonDict = {}
+        """headwire's fields appended to every ``result`` of the session (``sandbox`` when a
+        sandbox is configured, ``trace_id`` when telemetry is on); empty otherwise."""
 
     def __call__(self, event: ev.Event) -> None:
         """Handle one event (an :data:`~headwire.events.EventSink`)."""
@@ -223,8 +226,11 @@ class HeadlessEmitter:
                 slash_commands=list(info.skills),
                 version=info.version,
                 agents=list(info.agents),
+                sandbox=info.sandbox,
             )
         )
+        if info.sandbox is not None:
+            self.result_extra["sandbox"] = info.sandbox
         self._stream(
             None,
             {"type": "goal_state", "goal_state": {"v": 2, "goal": None, "activity": "idle"}},
@@ -419,6 +425,7 @@ class HeadlessEmitter:
             structured=e.structured,
             structured_output=e.structured_output,
         )
+        run.update(self.result_extra)
         if e.error is None:
             return m.result_success(
                 uuid=self.new_uuid(),

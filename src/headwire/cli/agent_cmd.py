@@ -112,7 +112,10 @@ async def open_headless_runtime(
             dual.emit(message)
 
     partials = transport.include_partial_messages or dual is not None
-    runtime.events.subscribe(HeadlessEmitter(plan.session_id, new_uuid, deliver, partials=partials))
+    emitter = HeadlessEmitter(plan.session_id, new_uuid, deliver, partials=partials)
+    if runtime.telemetry is not None:
+        runtime.telemetry.fields = emitter.result_extra  # the result carries the trace id
+    runtime.events.subscribe(emitter)
     runtime.events.subscribe(note_recording_failure)
     return runtime
 
@@ -317,7 +320,7 @@ def _run_agent(parser: Parser, argv: list[str], guard: ResultGuard) -> int:
     except UsageError as exc:
         warn(f"headwire: {exc}")
         guard.fail(str(exc), None if writer.closed else writer.write)
-        return ExitCode.USAGE
+        return int(getattr(exc, "exit_code", ExitCode.USAGE))
     except KeyboardInterrupt:
         warn("headwire: interrupted")
         return ExitCode.INTERRUPTED

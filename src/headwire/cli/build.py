@@ -17,6 +17,7 @@ Bad flags or configuration raise :class:`~headwire.errors.UsageError` before any
 from __future__ import annotations
 
 import argparse
+import asyncio
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -151,6 +152,8 @@ class Runtime:
     events: Broadcast
     recorder: Recorder
     closers: list[Closer] = field(default_factory=list)
+    telemetry: Any = None
+    """The OpenTelemetry subscriber when telemetry is on (its ``fields`` get the trace id)."""
 
     async def aclose(self) -> None:
         """Stop the MCP servers, release the model, close the recording (each step runs even
@@ -222,6 +225,51 @@ async def _mcp_tools(
     return mcp_tools(manager, split_list(args.exclude_tools)), manager.statuses, manager.aclose
 
 
+async def _sandbox(settings: Settings, cwd: Path) -> dict[str, Any] | None:
+    """Probe and switch on the configured tool execution sandbox (``None``: none configured,
+    and nothing is probed); raises :class:`~headwire.runtime.sandbox.SandboxUnavailable`."""
+    if not settings.execution_sandbox:
+        return None
+    from headwire.runtime import sandbox
+
+    policy = sandbox.policy_from_settings(settings.execution_sandbox, cwd)
+    assert policy is not None
+    sandbox.activate(policy, await sandbox.probe(policy))
+    return policy.describe(enforced=True)
+
+
+def _telemetry(settings: Settings, session_id: str) -> asyncio.Future[Any] | None:
+    """The telemetry subscriber being built on a thread (importing OpenTelemetry takes a few
+    hundred milliseconds: it overlaps the rest of the build), ``None`` when telemetry is off
+    (then OpenTelemetry is never imported).  A missing extra raises here, at once."""
+    import os
+
+    from headwire.runtime.telemetry import check_installed, start, telemetry_config
+
+    config = telemetry_config(settings.telemetry, os.environ)
+    if not config.enabled:
+        return None
+    check_installed(config)
+    return asyncio.ensure_future(
+        asyncio.to_thread(start, config, session_id=session_id, version=__version__)
+    )
+
+
+def _no_mcp(
+    args: argparse.Namespace,
+    acp_servers: Sequence[dict[str, Any]] | None,
+    settings: Settings,
+) -> tuple[list[Tool], Callable[[], list[dict[str, Any]]], Closer | None]:
+    """No MCP server starts while the sandbox is on (it would run with the user's full
+    rights); one note when some were configured."""
+    if acp_servers or settings.mcp_sources() or getattr(args, "mcp_config", None):
+        warn(
+            "headwire: note: MCP servers are not started while tools.executionSandbox is on "
+            "(they would run outside the sandbox)"
+        )
+    return [], lambda: [], None
+
+
 async def build_runtime(
     args: argparse.Namespace,
     cwd: Path,
@@ -246,6 +294,8 @@ async def build_runtime(
 
     settings = settings_for(args, cwd)
     args = apply_settings(args, settings)
+    sandbox = await _sandbox(settings, cwd)  # before anything runs: it holds, or the run stops
+    building = _telemetry(settings, plan.session_id)
     root = data_dir()
     model = build_model(args, settings)
     closers: list[Closer] = [lambda: close_model(model)]
@@ -276,7 +326,11 @@ async def build_runtime(
             from headwire.runtime.tools.skill import SkillTool
 
             tools.append(SkillTool(list(skills.values())))
-        extra, statuses, close_mcp = await _mcp_tools(args, cwd, acp_servers, settings)
+        extra, statuses, close_mcp = (
+            await _mcp_tools(args, cwd, acp_servers, settings)
+            if sandbox is None
+            else _no_mcp(args, acp_servers, settings)
+        )
         if close_mcp is not None:
             closers.append(close_mcp)
         names = {t.name for t in tools}
@@ -298,6 +352,7 @@ async def build_runtime(
         max_subagent_depth=depth,
         agent_names=tuple(agents),
         mcp_statuses=statuses,
+        sandbox=sandbox,
         # context files: what the trust table lets this folder supply, confined to the
         # folders they are found in (runtime.context_files)
         context_text=load_context(
@@ -325,8 +380,18 @@ async def build_runtime(
         for close in reversed(closers):
             await close()
         raise UsageError(str(exc)) from None
+    try:
+        telemetry = None if building is None else await building
+    except BaseException:
+        recorder.close()
+        for close in reversed(closers):
+            await close()
+        raise
     events = Broadcast()
     events.subscribe(RecordingSubscriber(recorder, events))
+    if telemetry is not None:
+        events.subscribe(telemetry)
+        closers.insert(0, telemetry.aclose)  # the last step of aclose: a bounded flush
     agent = Agent(
         config,
         model,
@@ -339,7 +404,7 @@ async def build_runtime(
     if config.hooks is not None:
         config.hooks.transcript_path = str(recorder.path)
         closers.append(agent.end_session)  # runs first: SessionEnd before anything closes
-    return Runtime(agent, events, recorder, closers)
+    return Runtime(agent, events, recorder, closers, telemetry)
 
 
 def _skills(

@@ -22,7 +22,7 @@ _EPILOG = """\
 exit status:
   0    every check passed
   1    a check failed, or the server cannot be reached (one line says so)
-  2    usage error (no model, unknown --auth-type)
+  2    usage error (no model, unknown --auth-type; with --sandbox: no sandbox configured)
 """
 
 _MODEL_LISTS = {"openai": "/models", "anthropic": "/v1/models", "gemini": "/v1beta/models"}
@@ -57,6 +57,15 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--timeout", type=float, default=30.0, help="seconds to wait for each answer"
     )
+    parser.add_argument(
+        "--sandbox",
+        action="store_true",
+        help="instead: check the tool execution sandbox (tools.executionSandbox) holds: "
+        "write outside the workspace, read under $HOME, reach 127.0.0.1, from inside it",
+    )
+    parser.add_argument(
+        "--settings", help="with --sandbox: settings JSON or file, as a run's --settings"
+    )
     return parser
 
 
@@ -67,6 +76,10 @@ def run_doctor(argv: list[str]) -> int:
     from headwire.runtime.models.select import ProviderChoice, make_model, resolve_provider
 
     args = _parser().parse_args(argv)
+    if args.sandbox:
+        from headwire.cli.doctor_sandbox import run_sandbox_doctor
+
+        return run_sandbox_doctor(args.settings)
     flags = ProviderChoice(
         auth_type=args.auth_type,
         model=args.model,

@@ -547,7 +547,7 @@ def run_session(args: argparse.Namespace, guard: ResultGuard | None = None) -> i
     except UsageError as exc:
         warn(f"headwire: {exc}")
         guard.fail(str(exc), writer.write)
-        return ExitCode.USAGE
+        return int(getattr(exc, "exit_code", ExitCode.USAGE))  # a sandbox that cannot hold: 1
     except KeyboardInterrupt:
         warn(f"headwire: interrupted after {time.monotonic() - started:.1f} s")
         return ExitCode.INTERRUPTED

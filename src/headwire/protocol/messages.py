@@ -24,13 +24,16 @@ def system_init(
     slash_commands: list[str],
     version: str,
     agents: list[str],
+    sandbox: JsonDict | None = None,
 ) -> JsonDict:
     """``system/init``: the first message of every run (and of every persistent turn).
 
     Upstream's keys come first, in upstream's order; ``claude_code_version`` follows them (the
     same version: claude-agent-sdk reads that key and warns on every query that the CLI "is
-    too old to report its version" when it is missing; Qwen Code does not write it)."""
-    return {
+    too old to report its version" when it is missing; Qwen Code does not write it).
+    ``sandbox`` (``{backend, filesystem, network, enforced}``, headwire's field) is appended
+    only when a tool execution sandbox is configured."""
+    message: JsonDict = {
         "type": "system",
         "subtype": "init",
         "uuid": session_id,
@@ -45,6 +48,9 @@ def system_init(
         "agents": agents,
         "claude_code_version": version,
     }
+    if sandbox is not None:
+        message["sandbox"] = sandbox
+    return message
 
 
 def system_event(

@@ -111,6 +111,8 @@ class AgentConfig:
     """How deep subagents may nest (``--max-subagent-depth``, ``model.maxSubagentDepth``): an
     agent at this depth cannot start another."""
     agent_names: tuple[str, ...] = ()
+    sandbox: dict[str, Any] | None = None
+    """``system/init``'s ``sandbox`` (see :mod:`headwire.runtime.sandbox`), ``None``: none."""
     mcp_statuses: Callable[[], list[dict[str, Any]]] = field(default=lambda: [])
     """``system/init``'s ``mcp_servers``: the live ``[{"name", "status"}]`` of the servers."""
     context_text: str = ""
@@ -290,6 +292,7 @@ class Agent:
             version=self.config.version,
             agents=self.config.agent_names,
             skills=tuple(sorted(n for n, s in self.config.skills.items() if s.user_invocable)),
+            sandbox=self.config.sandbox,
         )
 
     # -- one run ----------------------------------------------------------------------------

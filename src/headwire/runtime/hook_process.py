@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from headwire import events as ev
+from headwire.runtime import sandbox
 from headwire.runtime.environment import tool_environment
 from headwire.runtime.hooks import (
     HookAnswer,
@@ -75,8 +76,7 @@ async def run_command(
     """``(exit code, stdout, stderr)`` of ``command``; the exit code is ``None`` when it ran
     past ``timeout_s`` (its process group is then killed, as on cancellation)."""
     proc = await asyncio.create_subprocess_exec(
-        *_shell(),
-        command,
+        *sandbox.wrap([*_shell(), command], cwd),  # confined like a shell tool when one is on
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,

@@ -414,6 +414,11 @@ class Settings:
     skills_enabled: tuple[str, ...] = ()
     skills_default_disabled: tuple[str, ...] = ()
     skills_disabled_levels: tuple[str, ...] = ()
+    execution_sandbox: Mapping[str, Any] | None = None
+    """``tools.executionSandbox``: the whole object of the highest layer that sets it (a
+    complete policy, never merged key by key; project layers never set it)."""
+    telemetry: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    """``telemetry.*``, merged key by key (see :mod:`headwire.runtime.telemetry`)."""
 
     def hook_layers(self) -> list[tuple[str, dict[str, Any]]]:
         """``(source, hooks)`` per layer that configures hooks, in merge order (all of them
@@ -493,6 +498,11 @@ def merge_layers(layers: tuple[SettingsLayer, ...]) -> Settings:
                 cached_input_per_million=price.get("cachedInputPerMillionTokens"),
             )
         env.update(layer.get("env") or {})
+    sandbox: Mapping[str, Any] | None = None
+    for layer in layers:
+        found = layer.get("tools.executionSandbox")
+        if isinstance(found, Mapping) and found:  # a project layer's is emptied by the trust table
+            sandbox = found
     names = top("context.fileName")
     if isinstance(names, str):
         names = (names,)
@@ -531,6 +541,14 @@ def merge_layers(layers: tuple[SettingsLayer, ...]) -> Settings:
         skills_default_disabled=union("skills.defaultDisabled"),
         skills_disabled_levels=union("skills.disabledLevels"),
         stop_hook_cap=top("stopHookBlockingCap") or 8,
+        execution_sandbox=sandbox,
+        telemetry=MappingProxyType(
+            {
+                key: top(f"telemetry.{key}")
+                for key in (settings_schema()["properties"]["telemetry"]["properties"])
+                if top(f"telemetry.{key}") is not None
+            }
+        ),
     )
 
 

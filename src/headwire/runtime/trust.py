@@ -171,6 +171,30 @@ PROJECT_TABLE: tuple[ProjectEntry, ...] = (
         "lets web_fetch reach loopback, the local network and cloud metadata",
     ),
     ProjectEntry(
+        "tools.executionSandbox.backend",
+        "setting",
+        "user",
+        "the sandbox's backend: a project can neither set nor weaken it",
+    ),
+    ProjectEntry(
+        "tools.executionSandbox.filesystem",
+        "setting",
+        "user",
+        "what sandboxed commands may write: a project can neither set nor weaken it",
+    ),
+    ProjectEntry(
+        "tools.executionSandbox.network",
+        "setting",
+        "user",
+        "what sandboxed commands may reach: a project can neither set nor weaken it",
+    ),
+    ProjectEntry(
+        "tools.executionSandbox.hideHome",
+        "setting",
+        "user",
+        "hides the user's home from sandboxed commands: a project cannot lift it",
+    ),
+    ProjectEntry(
         "context.fileName",
         "setting",
         "trusted",
@@ -213,6 +237,42 @@ PROJECT_TABLE: tuple[ProjectEntry, ...] = (
         "sets variables for headwire and its tools, such as where requests go",
     ),
     ProjectEntry("mcpServers", "setting", "trusted", "starts processes and opens connections"),
+    ProjectEntry(
+        "telemetry.enabled",
+        "setting",
+        "user",
+        "sends the run's spans, logs and metrics out",
+    ),
+    ProjectEntry(
+        "telemetry.target",
+        "setting",
+        "user",
+        "a label of the telemetry destination, kept with the other telemetry keys",
+    ),
+    ProjectEntry(
+        "telemetry.otlpEndpoint",
+        "setting",
+        "user",
+        "chooses where the run's telemetry goes",
+    ),
+    ProjectEntry(
+        "telemetry.otlpProtocol",
+        "setting",
+        "user",
+        "how the run's telemetry is sent, kept with the other telemetry keys",
+    ),
+    ProjectEntry(
+        "telemetry.logPrompts",
+        "setting",
+        "user",
+        "puts prompts and tool arguments into exported telemetry",
+    ),
+    ProjectEntry(
+        "telemetry.outfile",
+        "setting",
+        "user",
+        "chooses a file telemetry is written to",
+    ),
     ProjectEntry(
         SETTINGS_FILE_ENTRY,
         "file",

@@ -130,7 +130,36 @@ def test_untrusted_project_loses_the_keys_that_run_code(tmp_path: Path) -> None:
         "tools.approvalMode",
         "hooks",
     }
-    assert user_only_keys() == ("security.auth.apiKey", "tools.webFetch.allowPrivateNetwork")
+    assert set(user_only_keys()) == {
+        "security.auth.apiKey",
+        "tools.webFetch.allowPrivateNetwork",
+        *(f"tools.executionSandbox.{k}" for k in ("backend", "filesystem", "network", "hideHome")),
+        *(
+            f"telemetry.{k}"
+            for k in ("enabled", "target", "otlpEndpoint", "otlpProtocol", "logPrompts", "outfile")
+        ),
+    }
+
+
+def test_a_project_never_sets_or_weakens_the_sandbox(tmp_path: Path) -> None:
+    """Issue 25: ``tools.executionSandbox`` is user-only, taken whole from the highest layer
+    that sets it; a project's (even a trusted one's) is dropped, each key named."""
+    home, proj = dirs(tmp_path)
+    strict = {"filesystem": "read-only", "network": "closed", "hideHome": True}
+    write(home / "settings.json", {"tools": {"executionSandbox": strict}})
+    loose = {"filesystem": "workspace-write", "network": "open"}
+    write(proj / ".headwire" / "settings.json", {"tools": {"executionSandbox": loose}})
+    for trusted in (True, False):
+        merged = load_settings(home, proj, trusted=trusted)
+        assert dict(merged.execution_sandbox or {}) == strict
+        assert set(merged.layers[1].dropped) == {
+            "tools.executionSandbox.filesystem",
+            "tools.executionSandbox.network",
+        }
+    write(home / "settings.json", {})
+    assert load_settings(home, proj).execution_sandbox is None  # a project cannot turn it on
+    cli = load_settings(home, proj, json.dumps({"tools": {"executionSandbox": loose}}))
+    assert dict(cli.execution_sandbox or {}) == loose
 
 
 def test_untrusted_project_cannot_loosen_limits_or_pick_files(tmp_path: Path) -> None:
@@ -297,6 +326,16 @@ SAMPLE_VALUES: dict[str, Any] = {
     "tools.todoWrite.enabled": True,
     "tools.listDirectory.enabled": True,
     "tools.webFetch.allowPrivateNetwork": True,
+    "tools.executionSandbox.backend": "bwrap",
+    "tools.executionSandbox.filesystem": "workspace-write",
+    "tools.executionSandbox.network": "open",
+    "tools.executionSandbox.hideHome": True,
+    "telemetry.enabled": True,
+    "telemetry.target": "local",
+    "telemetry.otlpEndpoint": "http://127.0.0.1:4318",
+    "telemetry.otlpProtocol": "http",
+    "telemetry.logPrompts": True,
+    "telemetry.outfile": "t.json",
     "context.fileName": "RULES.md",
     "context.autoCompactThreshold": 0.5,
     "context.clearContextOnIdle.toolResultsNumToKeep": 3,
@@ -326,6 +365,8 @@ def test_every_documented_key_changes_the_loaded_settings() -> None:
         parts = dotted.split(".")
         for part in parts[:-1]:
             node = node.setdefault(part, {})
+        if dotted.startswith("tools.executionSandbox."):  # a complete object or none
+            node.update({"filesystem": "read-only", "network": "closed"})
         node[parts[-1]] = value
         parse_settings_text(json.dumps(data), "s")
         merged = merge_layers((make_layer("user", "s", data, trusted=True),))

@@ -39,8 +39,10 @@ import secrets
 import stat
 from pathlib import Path
 
+from headwire.runtime.sandbox import write_denial
 from headwire.runtime.tools.base import ToolContext
 from headwire.runtime.tools.paths import (
+    PathDenied,
     SpecialFile,
     check_protected,
     open_parent_confined,
@@ -49,8 +51,13 @@ from headwire.runtime.tools.paths import (
 
 
 def target_for_write(raw: str, ctx: ToolContext) -> Path:
-    """The resolved path a tool may write for the model's ``raw`` path: inside the workspace
-    and not protected.  Raises :class:`~headwire.runtime.tools.paths.PathDenied`."""
+    """The resolved path a tool may write for the model's ``raw`` path: inside the workspace,
+    not protected, and no read-only sandbox in force
+    (:func:`headwire.runtime.sandbox.write_denial`).
+    Raises :class:`~headwire.runtime.tools.paths.PathDenied`."""
+    denial = write_denial()
+    if denial is not None:
+        raise PathDenied(denial)
     return check_protected(raw, resolve_in_workspace(raw, ctx), ctx)
 
 

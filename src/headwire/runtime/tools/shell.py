@@ -34,7 +34,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from headwire.runtime import sandbox
 from headwire.runtime.environment import tool_environment
+from headwire.runtime.telemetry import child_traceparent
 from headwire.runtime.tools.background import start_background_pump
 from headwire.runtime.tools.base import ApprovalMode, ToolContext, ToolKind, ToolOutcome
 from headwire.runtime.tools.output import (
@@ -189,26 +191,36 @@ def _shell() -> list[str]:
     return [bash, "-c"] if bash else ["/bin/sh", "-c"]
 
 
-def _child_env() -> dict[str, str]:
-    """headwire's environment without its own secrets (see :mod:`headwire.runtime.environment`)."""
+def _child_env(call_id: str = "") -> dict[str, str]:
+    """headwire's environment without its own secrets (see :mod:`headwire.runtime.environment`);
+    with telemetry on, ``TRACEPARENT`` names the tool call's span."""
     env = tool_environment()
     env["PAGER"] = "cat"
+    traceparent = child_traceparent(call_id)
+    if traceparent is not None:
+        env["TRACEPARENT"] = traceparent
     return env
 
 
 async def run_process(
-    command: str, cwd: Path, timeout_s: float | None, cancelled: asyncio.Event, kill_grace_s: float
+    command: str,
+    cwd: Path,
+    timeout_s: float | None,
+    cancelled: asyncio.Event,
+    kill_grace_s: float,
+    call_id: str = "",
+    workspace: Path | None = None,
 ) -> RunResult:
     """Run ``command``; stop it (whole process group) on timeout or cancellation."""
     loop = asyncio.get_running_loop()
     try:
         proc = subprocess.Popen(
-            [*_shell(), command],
+            sandbox.wrap([*_shell(), command], cwd, workspace),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             cwd=cwd,
-            env=_child_env(),
+            env=_child_env(call_id),
             start_new_session=True,
         )
     except OSError as exc:
@@ -506,7 +518,13 @@ class ShellTool:
             return await self._background(args["command"], cwd, ctx)
         timeout_ms = self._timeout_ms(args, ctx)
         result = await run_process(
-            args["command"], cwd, timeout_ms / 1000, ctx.cancelled, self.kill_grace_s
+            args["command"],
+            cwd,
+            timeout_ms / 1000,
+            ctx.cancelled,
+            self.kill_grace_s,
+            ctx.call_id,
+            ctx.cwd,
         )
         output = (
             await asyncio.to_thread(output_text, result)
@@ -561,12 +579,12 @@ class ShellTool:
         read_fd, write_fd = os.pipe()
         try:
             proc = subprocess.Popen(
-                [*_shell(), command],
+                sandbox.wrap([*_shell(), command], cwd, ctx.cwd),
                 stdin=subprocess.DEVNULL,
                 stdout=write_fd,
                 stderr=subprocess.STDOUT,
                 cwd=cwd,
-                env=_child_env(),
+                env=_child_env(ctx.call_id),
                 start_new_session=True,
             )
         except OSError as exc:

@@ -1,0 +1,187 @@
+"""Telemetry (issue 25) against a local OTLP/HTTP receiver (:mod:`tests.fakes.otlp_receiver`).
+
+A run with two model calls and one shell tool call, telemetry on through the
+``QWEN_TELEMETRY_*`` variables and a caller's ``TRACEPARENT``:
+
+* spans ``qwen-code.interaction`` > two ``qwen-code.llm_request`` and one ``qwen-code.tool``,
+  all in the caller's trace, the interaction's parent the caller's span;
+* token attributes on each model span; the shell child's ``TRACEPARENT`` names the tool span;
+* log records and metric totals under Qwen Code's names; the ``result`` carries the trace id;
+* no prompt text anywhere without ``logPrompts``.
+
+And with telemetry off, ``headwire -p`` never imports OpenTelemetry.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.helpers import env_for, run_cli
+from tests.e2e.test_headless_modes import tool_results
+from tests.fakes.fake_openai import FakeOpenAI
+
+pytest.importorskip("opentelemetry.sdk", reason="the telemetry extra is not installed")
+pytest.importorskip("opentelemetry.proto", reason="opentelemetry-proto is not installed")
+
+from tests.fakes.otlp_receiver import OtlpReceiver
+
+FLAGS = ["--auth-type", "openai", "-m", "m", "--yolo", "-o", "stream-json", "-p"]
+CALLER_TRACE = "0af7651916cd43dd8448eb211c80319c"
+CALLER_SPAN = "b7ad6b7169203331"
+PROMPT = "a private prompt 7f3c"
+
+
+def test_spans_logs_and_metrics_of_a_run_join_the_callers_trace(tmp_path: Path) -> None:
+    script = [
+        {"tool": "run_shell_command", "args": {"command": "echo $TRACEPARENT"}},
+        {"text": "done"},
+    ]
+    with OtlpReceiver() as otlp, FakeOpenAI(script) as fake:
+        proc = run_cli(
+            [*FLAGS, PROMPT],
+            tmp_path,
+            OPENAI_BASE_URL=fake.base_url,
+            QWEN_TELEMETRY_ENABLED="true",
+            QWEN_TELEMETRY_OTLP_PROTOCOL="http",
+            QWEN_TELEMETRY_OTLP_ENDPOINT=otlp.endpoint,
+            HEADWIRE_TELEMETRY_FLUSH_MS="10000",  # a loaded machine must not lose spans
+            TRACEPARENT=f"00-{CALLER_TRACE}-{CALLER_SPAN}-01",
+        )
+        spans, logs, metrics = otlp.spans(), otlp.logs(), otlp.metrics()
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.lines()
+    assert lines[-1]["type"] == "result" and lines[-1]["trace_id"] == CALLER_TRACE
+    assert "sandbox" not in lines[0]
+    by_name: dict[str, list[dict[str, object]]] = {}
+    for span in spans:
+        by_name.setdefault(str(span["name"]), []).append(span)
+    (root,) = by_name["qwen-code.interaction"]
+    models = by_name["qwen-code.llm_request"]
+    (tool,) = by_name["qwen-code.tool"]
+    assert len(models) == 2 and len(spans) == 4
+    assert {s["trace_id"] for s in spans} == {CALLER_TRACE}
+    assert root["parent"] == CALLER_SPAN
+    assert all(s["parent"] == root["span_id"] for s in (*models, tool))
+    for span in models:
+        attrs = span["attributes"]
+        assert isinstance(attrs, dict)
+        assert attrs["gen_ai.request.model"] == "m"
+        assert attrs["gen_ai.usage.input_tokens"] > 0 and attrs["gen_ai.usage.output_tokens"] > 0
+    assert tool["attributes"] == {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": "run_shell_command",
+        "gen_ai.tool.call.id": "call_fake_1_0",
+    }
+    (block,) = tool_results(lines)
+    assert block["content"] == f"00-{CALLER_TRACE}-{tool['span_id']}-01"  # the child's own
+    assert [log["event_name"] for log in logs] == [
+        "qwen-code.user_prompt",
+        "qwen-code.api_request",
+        "qwen-code.api_response",
+        "qwen-code.tool_call",
+        "qwen-code.api_request",
+        "qwen-code.api_response",
+    ]
+    usage = lines[-1]["usage"]
+    tokens = {a["type"]: v for a, v in metrics["qwen-code.token.usage"]}
+    assert tokens["input"] == usage["input_tokens"] and tokens["output"] == usage["output_tokens"]
+    assert [v for _, v in metrics["qwen-code.api.request.count"]] == [2]
+    assert metrics["qwen-code.tool.call.count"] == [
+        ({"function_name": "run_shell_command", "success": True}, 1)
+    ]
+    assert metrics["qwen-code.session.count"] == [({}, 1)]
+    exported = json.dumps([spans, logs], default=str)
+    assert PROMPT not in exported and "TRACEPARENT" not in exported  # no content by default
+
+
+def test_log_prompts_puts_the_prompt_in_bounded(tmp_path: Path) -> None:
+    with OtlpReceiver() as otlp, FakeOpenAI([{"text": "done"}]) as fake:
+        proc = run_cli(
+            [*FLAGS, PROMPT],
+            tmp_path,
+            OPENAI_BASE_URL=fake.base_url,
+            QWEN_TELEMETRY_ENABLED="1",
+            QWEN_TELEMETRY_OTLP_PROTOCOL="http",
+            QWEN_TELEMETRY_OTLP_ENDPOINT=otlp.endpoint,
+            HEADWIRE_TELEMETRY_FLUSH_MS="10000",  # a loaded machine must not lose spans
+            QWEN_TELEMETRY_LOG_PROMPTS="1",
+            TRACEPARENT="",  # none from the caller: the interaction starts a trace
+        )
+        logs = otlp.logs()
+        spans = otlp.spans()
+    assert proc.returncode == 0, proc.stderr
+    (prompt,) = [log for log in logs if log["event_name"] == "qwen-code.user_prompt"]
+    assert prompt["attributes"]["prompt"] == PROMPT
+    (root,) = [s for s in spans if s["name"] == "qwen-code.interaction"]
+    assert root["parent"] == "" and proc.lines()[-1]["trace_id"] == root["trace_id"]
+
+
+def test_telemetry_off_never_imports_opentelemetry(tmp_path: Path) -> None:
+    """``headwire -p`` with telemetry off: the run works and no ``opentelemetry`` module was
+    loaded (checked in the process itself, at exit)."""
+    check = (
+        "import atexit, sys\n"
+        "atexit.register(lambda: sys.stderr.write("
+        "'OTEL-MODULES=%d\\n' % sum(m.startswith('opentelemetry') for m in sys.modules)))\n"
+        "from headwire.cli.main import main\n"
+        "sys.exit(main())\n"
+    )
+    home, proj = tmp_path / "home", tmp_path / "proj"
+    home.mkdir()
+    proj.mkdir()
+    with FakeOpenAI([{"text": "done"}]) as fake:
+        done = subprocess.run(
+            [sys.executable, "-c", check, *FLAGS, "hi"],
+            cwd=proj,
+            env=env_for(home, OPENAI_BASE_URL=fake.base_url),
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
+    assert done.returncode == 0, done.stderr
+    assert "OTEL-MODULES=0" in done.stderr.decode()
+
+
+def test_a_missing_exporter_stops_the_run_at_startup(tmp_path: Path) -> None:
+    """``grpc`` (upstream's default) without its exporter: one line saying what to install,
+    exit 2, and no model request."""
+    from importlib.util import find_spec
+
+    if find_spec("opentelemetry.exporter.otlp.proto.grpc") is not None:
+        pytest.skip("the gRPC exporter is installed here")
+    with FakeOpenAI([{"text": "done"}]) as fake:
+        proc = run_cli(
+            [*FLAGS, "hi"],
+            tmp_path,
+            OPENAI_BASE_URL=fake.base_url,
+            QWEN_TELEMETRY_ENABLED="1",
+        )
+        requests = list(fake.requests)
+    assert proc.returncode == 2 and requests == []
+    (line,) = [x for x in proc.stderr.splitlines() if "otlpProtocol" in x]
+    assert "opentelemetry-exporter-otlp-proto-grpc" in line
+
+
+def test_outfile_gets_the_spans_as_json_lines(tmp_path: Path) -> None:
+    """``QWEN_TELEMETRY_OUTFILE``: spans, logs and metrics as JSON lines in the file, nothing
+    on stdout but the protocol."""
+    outfile = tmp_path / "telemetry.jsonl"
+    with FakeOpenAI([{"text": "done"}]) as fake:
+        proc = run_cli(
+            [*FLAGS, "hi"],
+            tmp_path,
+            OPENAI_BASE_URL=fake.base_url,
+            QWEN_TELEMETRY_ENABLED="1",
+            QWEN_TELEMETRY_OUTFILE=str(outfile),
+            HEADWIRE_TELEMETRY_FLUSH_MS="10000",
+        )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.lines()[-1]["type"] == "result" and b"qwen-code." not in proc.stdout
+    records = [json.loads(line) for line in outfile.read_text().splitlines() if line.strip()]
+    names = {r.get("name") for r in records}
+    assert {"qwen-code.interaction", "qwen-code.llm_request"} <= names

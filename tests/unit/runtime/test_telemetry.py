@@ -1,0 +1,79 @@
+"""Telemetry settings and trace context (issue 25): pure parts, with property tests for the
+invariants their docstrings state."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from headwire.errors import UsageError
+from headwire.runtime.telemetry import (
+    CONTENT_LIMIT,
+    child_traceparent,
+    parse_traceparent,
+    set_child_traceparent,
+    telemetry_config,
+)
+
+
+def test_variables_override_the_settings() -> None:
+    settings = {"enabled": False, "otlpEndpoint": "http://a", "otlpProtocol": "http"}
+    assert not telemetry_config(settings, {}).enabled
+    config = telemetry_config(
+        settings,
+        {"QWEN_TELEMETRY_ENABLED": "1", "QWEN_TELEMETRY_OTLP_ENDPOINT": "http://b"},
+    )
+    assert config.enabled and config.otlp_endpoint == "http://b" and config.otlp_protocol == "http"
+    assert not telemetry_config({"enabled": True}, {"QWEN_TELEMETRY_ENABLED": "yes"}).enabled
+    assert telemetry_config(None, {}).otlp_protocol == "grpc"  # upstream's default
+    with pytest.raises(UsageError):
+        telemetry_config(None, {"QWEN_TELEMETRY_OTLP_PROTOCOL": "udp"})
+
+
+def test_traceparent_parsing() -> None:
+    good = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+    assert parse_traceparent(good) == ("0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331", 1)
+    assert parse_traceparent(good.upper()) is not None
+    for bad in (None, "", "garbage", good[:-1], f"00-{'0' * 32}-b7ad6b7169203331-01"):
+        assert parse_traceparent(bad) is None
+
+
+@given(st.text(max_size=200))
+def test_parse_traceparent_accepts_only_valid_headers(value: str) -> None:
+    """Invariant: a parsed value has a 32-hex trace id and 16-hex span id, neither all zero."""
+    parsed = parse_traceparent(value)
+    if parsed is not None:
+        trace_id, span_id, flags = parsed
+        assert len(trace_id) == 32 and len(span_id) == 16 and 0 <= flags < 256
+        assert int(trace_id, 16) and int(span_id, 16)
+
+
+def test_child_traceparent_registry() -> None:
+    assert child_traceparent("c1") is None
+    set_child_traceparent("c1", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")
+    assert (
+        child_traceparent(
+            "c1",
+        )
+        is not None
+        and child_traceparent("c2") is None
+    )
+    set_child_traceparent("c1", None)
+    assert child_traceparent("c1") is None
+
+
+otel = pytest.importorskip("headwire.runtime.otel_export", reason="telemetry extra missing")
+
+
+@given(st.text(max_size=300), st.integers(min_value=0, max_value=5))
+def test_bounded_content_is_a_utf8_prefix_within_the_limit(text: str, repeat: int) -> None:
+    """Invariant (``bounded``): at most ``CONTENT_LIMIT`` UTF-8 bytes, a prefix of the text,
+    never cut inside a character; short texts unchanged."""
+    big = text * (1 + (CONTENT_LIMIT // max(1, len(text.encode()))) * repeat)
+    out = otel.bounded(big)
+    data = out.encode("utf-8", "replace")
+    assert len(data) <= CONTENT_LIMIT
+    assert big.startswith(out) or big.encode("utf-8", "replace").startswith(data)
+    if len(big.encode("utf-8", "replace")) <= CONTENT_LIMIT:
+        assert out == big
