@@ -21,7 +21,11 @@ Order within one model call: :class:`ModelCallStarted`, any number of :class:`Te
 Each tool call then runs: :class:`ToolCallPending`, :class:`ToolStarted` (only when it was
 allowed to run), any :class:`ToolProgress`, :class:`ToolFinished`.  A turn opens with
 :class:`TurnStarted` and :class:`UserPrompt` and ends with exactly one :class:`TurnFinished`,
-also when it is cancelled or fails.
+also when it is cancelled or fails.  A compaction of the conversation
+(:mod:`headwire.runtime.context_keeper`) is :class:`CompactionStarted` then
+:class:`CompactionFinished`, before a model call's :class:`ModelCallStarted`, or after it when
+the provider refused the request as too long (the call is then made again), or between turns
+for a manual one.
 """
 
 from __future__ import annotations
@@ -271,6 +275,37 @@ class RecordingDegraded:
     parent: str | None = None
 
 
+CompactionTrigger = Literal["auto", "manual"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CompactionStarted:
+    """The conversation is being compacted (a summary call runs next).
+
+    ``trigger``: ``auto`` (the next request would pass the threshold, or the provider said it
+    was too long) or ``manual`` (``/compact``, a control request); ``pre_tokens``: the
+    estimated size of the request before it.
+    """
+
+    trigger: CompactionTrigger
+    pre_tokens: int
+    parent: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CompactionFinished:
+    """The conversation was compacted: ``messages`` is the new history (the recording's
+    checkpoint), ``post_tokens`` its estimated request size, ``usage`` the summary call's."""
+
+    trigger: CompactionTrigger
+    pre_tokens: int
+    post_tokens: int
+    duration_ms: int
+    usage: Usage = field(default_factory=Usage)
+    messages: tuple[JsonDict, ...] = ()
+    parent: str | None = None
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class HookRan:
     """A configured hook (or an SDK client's hook callback) ran for ``event``.
@@ -399,6 +434,8 @@ Event = (
     | SubagentFinished
     | SubagentFailed
     | RecordingDegraded
+    | CompactionStarted
+    | CompactionFinished
     | TurnFinished
     | HookRan
 )
@@ -431,6 +468,9 @@ class Broadcast:
 
 __all__ = [
     "Broadcast",
+    "CompactionFinished",
+    "CompactionStarted",
+    "CompactionTrigger",
     "Event",
     "EventSink",
     "HookRan",

@@ -385,6 +385,30 @@ class HeadlessEmitter:
             )
         )
 
+    def _compaction_started(self, e: ev.CompactionStarted) -> None:
+        self.out(
+            m.compaction_status(
+                uuid=self.new_uuid(),
+                session_id=self.session_id,
+                parent_tool_use_id=e.parent,
+                trigger=e.trigger,
+                pre_tokens=e.pre_tokens,
+            )
+        )
+
+    def _compaction_finished(self, e: ev.CompactionFinished) -> None:
+        self.out(
+            m.compact_boundary(
+                uuid=self.new_uuid(),
+                session_id=self.session_id,
+                parent_tool_use_id=e.parent,
+                trigger=e.trigger,
+                pre_tokens=e.pre_tokens,
+                post_tokens=e.post_tokens,
+                duration_ms=e.duration_ms,
+            )
+        )
+
     def _hook_ran(self, e: ev.HookRan) -> None:
         """``system``/``hook_response`` (Claude Code's subtype): one hook run, its output
         bounded like any tool text."""
@@ -510,6 +534,8 @@ _HANDLERS: dict[type, Callable[[HeadlessEmitter, ev.Event], None]] = {
     ev.SubagentFinished: HeadlessEmitter._subagent_finished,  # type: ignore[dict-item]
     ev.SubagentFailed: HeadlessEmitter._subagent_failed,  # type: ignore[dict-item]
     ev.RecordingDegraded: HeadlessEmitter._recording_degraded,  # type: ignore[dict-item]
+    ev.CompactionStarted: HeadlessEmitter._compaction_started,  # type: ignore[dict-item]
+    ev.CompactionFinished: HeadlessEmitter._compaction_finished,  # type: ignore[dict-item]
     ev.TurnFinished: HeadlessEmitter._turn_finished,  # type: ignore[dict-item]
     ev.HookRan: HeadlessEmitter._hook_ran,  # type: ignore[dict-item]
 }

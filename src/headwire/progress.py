@@ -183,6 +183,15 @@ class ProgressFeed:
         if isinstance(event, ev.SubagentFinished):
             text = f"subagent {event.status} after {event.tool_uses} tool calls"
             return [Note("subagent", text, depth + 1)]
+        if isinstance(event, ev.CompactionStarted):
+            text = f"compacting the conversation (~{event.pre_tokens:,} tokens)"
+            return [Note("summary", text, depth)]
+        if isinstance(event, ev.CompactionFinished):
+            text = (
+                f"compacted: ~{event.pre_tokens:,} -> ~{event.post_tokens:,} tokens"
+                f" in {duration(event.duration_ms / 1000)}"
+            )
+            return [Note("summary", text, depth)]
         if isinstance(event, ev.TurnFinished):
             return self._turn_finished(event)
         return []

@@ -361,3 +361,32 @@ def test_version_imports_no_terminal_library(flag: str) -> None:
         "assert not {'rich', 'prompt_toolkit'} & set(sys.modules), sorted(sys.modules)"
     )
     subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, timeout=30)
+
+
+def test_repl_compact_summarizes_and_shows_it(tmp_path: Path) -> None:
+    """``/compact`` in the REPL: a summary call (no tools), the progress lines, and the next
+    turn's request carries the first request and the summary instead of the old steps."""
+    from tests.fakes.long_task import LongTask
+
+    fake = FakeOpenAI(window=100_000, long_task=LongTask(steps=3, output_bytes=2_000))
+    with fake:
+        term = _repl(tmp_path, fake, "--yolo")
+        try:
+            term.wait_prompt(1, timeout=30)
+            term.type("run the long task [first-request]")
+            term.wait("All 3 steps done.")
+            term.wait_prompt(2)
+            term.type("/compact")
+            term.wait("compacted: ~")
+            term.wait_prompt(3)
+            term.type("and now?")
+            term.wait_prompt(4)
+            term.send("C-d")
+            assert term.wait_exit() == 0
+        finally:
+            term.close()
+        requests = list(fake.requests)
+    assert not requests[-2].get("tools")  # the summary call
+    last = _contents(requests[-1:])
+    assert "run the long task [first-request]" in last and "[headwire: summary" in last
+    assert "step 1 of the long task" not in last

@@ -64,6 +64,15 @@ class FakeAnthropic(FakeServer):
         }
         return {"data": [model], "has_more": False, "first_id": self.model, "last_id": self.model}
 
+    def overflow_json(self, tokens: int, window: int) -> Any:
+        return self.error_json(400, f"prompt is too long: {tokens} tokens > {window} maximum", {})
+
+    def usage_of(self, prompt: int, answer: int) -> dict[str, int]:
+        return {"input_tokens": prompt, "output_tokens": answer}
+
+    def task_view(self, body: dict[str, Any]) -> tuple[list[Any], list[Any]]:
+        return list(body.get("tools") or []), list(body.get("messages") or [])
+
     def key_sent(self, headers: dict[str, str], query: dict[str, list[str]]) -> str:
         lowered = {k.lower(): v for k, v in headers.items()}
         return lowered.get("x-api-key") or lowered.get("authorization", "").removeprefix("Bearer ")

@@ -82,6 +82,26 @@ class FakeGemini(FakeServer):
         ]
         return 400, error
 
+    def overflow_json(self, tokens: int, window: int) -> Any:
+        message = (
+            f"The input token count ({tokens}) exceeds the maximum number of tokens allowed "
+            f"({window})."
+        )
+        return self.error_json(400, message, {})
+
+    def usage_of(self, prompt: int, answer: int) -> dict[str, int]:
+        return {
+            "promptTokenCount": prompt,
+            "candidatesTokenCount": answer,
+            "totalTokenCount": prompt + answer,
+        }
+
+    def task_view(self, body: dict[str, Any]) -> tuple[list[Any], list[Any]]:
+        declarations = [
+            d for t in body.get("tools") or [] for d in (t.get("functionDeclarations") or [])
+        ]
+        return declarations, list(body.get("contents") or [])
+
     def error_json(self, status: int, message: str, reply: Reply) -> Any:
         error: dict[str, Any] = {
             "code": status,

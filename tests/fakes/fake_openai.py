@@ -34,6 +34,15 @@ A reply is an object with these keys (all optional; ``{}`` means ``{"text": "don
 ``raw_json``          answer 200 with this object as ``application/json`` (a server that
                       ignores ``stream: true``)
 
+A server made with ``window=N`` (``--window N``) has a context window of N tokens
+(:mod:`tests.fakes.long_task`: a request's tokens are its body bytes / 4): a request over it is
+answered HTTP 400 in OpenAI's shape (``code: "context_length_exceeded"``) without consuming a
+reply, every answered request reports that estimate as its ``prompt_tokens`` (and the reply's
+own estimate as ``completion_tokens``) unless the reply sets ``usage``, and every log line has
+``tokens``.  ``report_window=True`` (``--report-window``) adds ``max_model_len`` (vLLM's field)
+to the model listed by ``GET .../models``.  ``long_task=LongTask(...)`` (``--long-task
+STEPS:BYTES``) answers from the scripted long task instead of the script.
+
 Text and tool calls may be combined (text first).  The streamed events are: a role chunk,
 thinking chunks, text chunks, per call a header chunk (``id``, ``name``, empty arguments) and
 up to 4 argument fragments, a ``finish_reason`` chunk, a usage chunk with ``choices: []``,
@@ -49,6 +58,7 @@ As a subprocess (prints the port on stdout and writes it to --port-file)::
 
     python -m tests.fakes.fake_openai --script FILE --port-file PATH [--log FILE]
         [--log-bodies] [--model NAME] [--port N] [--require-api-key KEY]
+        [--window TOKENS] [--report-window] [--long-task STEPS:BYTES]
 """
 
 from __future__ import annotations
@@ -65,6 +75,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any
+
+from tests.fakes.long_task import LongTask, estimate_tokens, openai_overflow_error
 
 Reply = dict[str, Any]
 
@@ -276,6 +288,8 @@ class _Handler(BaseHTTPRequestHandler):
         fake._record_other("GET", self.path)
         if self.path.split("?")[0].rstrip("/").endswith("/models"):
             model = {"id": fake.model, "object": "model", "created": 0, "owned_by": "fake"}
+            if fake.window is not None and fake.report_window:
+                model["max_model_len"] = fake.window
             self._send_json(200, {"object": "list", "data": [model]})
         else:
             self._send_json(404, {"error": {"message": f"no route for GET {self.path}"}})
@@ -313,7 +327,20 @@ class _Handler(BaseHTTPRequestHandler):
             fake._record(body, raw, dict(self.headers), None, None)
             self._send_json(400, {"error": {"message": "request body is not a JSON object"}})
             return
-        index, reply = fake.script.next()
+        tokens = estimate_tokens(raw)
+        if fake.window is not None and tokens > fake.window:
+            fake._record(body, raw, dict(self.headers), None, None, over_window=True)
+            self._send_json(400, openai_overflow_error(tokens, fake.window))
+            return
+        if fake.long_task is not None:
+            index = -1
+            reply = fake.long_task.next_reply(body.get("tools") or [], body.get("messages") or [])
+        else:
+            index, reply = fake.script.next()
+        if fake.window is not None and "usage" not in reply:
+            answer = estimate_tokens(json.dumps(reply))
+            usage = {"prompt_tokens": tokens, "completion_tokens": answer}
+            reply = {**reply, "usage": {**usage, "total_tokens": tokens + answer}}
         number = fake._record(body, raw, dict(self.headers), index, reply)
         try:
             self._answer(reply, number, str(body.get("model") or fake.model))
@@ -390,8 +417,15 @@ class FakeOpenAI:
         require_api_key: str | None = None,
         log_path: str | Path | None = None,
         log_bodies: bool = False,
+        window: int | None = None,
+        report_window: bool = False,
+        long_task: LongTask | None = None,
     ) -> None:
         self.script = Script(list(script) if isinstance(script, tuple) else script)
+        self.window = window
+        """The context window in tokens (``None``: no limit)."""
+        self.report_window = report_window
+        self.long_task = long_task
         self.model = model
         self.require_api_key = require_api_key
         self.requests: list[Any] = []
@@ -445,12 +479,21 @@ class FakeOpenAI:
         self.stop()
 
     def _record(
-        self, body: Any, raw: bytes, headers: dict[str, str], index: int | None, reply: Reply | None
+        self,
+        body: Any,
+        raw: bytes,
+        headers: dict[str, str],
+        index: int | None,
+        reply: Reply | None,
+        *,
+        over_window: bool = False,
     ) -> int:
         entry = {
             "method": "POST",
             "path": "/chat/completions",
             **summarize(body, len(raw)),
+            "tokens": estimate_tokens(raw),
+            "over_window": over_window,
             "reply_index": index,
             "reply": reply,
         }
@@ -482,6 +525,14 @@ def _write_atomically(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
+def long_task_arg(value: str | None) -> LongTask | None:
+    """``--long-task STEPS:BYTES`` (``STEPS`` alone: 20,000 bytes per step)."""
+    if not value:
+        return None
+    steps, _, size = value.partition(":")
+    return LongTask(steps=int(steps), output_bytes=int(size or 20_000))
+
+
 def main(argv: list[str] | None = None) -> int:
     """Subprocess mode: serve until SIGTERM/SIGINT."""
     parser = argparse.ArgumentParser(
@@ -497,6 +548,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--log-bodies", action="store_true", help="include full request bodies")
     parser.add_argument("--model", default="fake-model")
     parser.add_argument("--require-api-key", help="answer 401 unless 'Bearer KEY' is sent")
+    parser.add_argument("--window", type=int, help="context window in tokens (bytes / 4)")
+    parser.add_argument("--report-window", action="store_true", help="max_model_len in /models")
+    parser.add_argument("--long-task", help="STEPS:BYTES: answer from the scripted long task")
     args = parser.parse_args(argv)
     script: Any = []
     if args.script:
@@ -510,6 +564,9 @@ def main(argv: list[str] | None = None) -> int:
         require_api_key=args.require_api_key,
         log_path=args.log,
         log_bodies=args.log_bodies,
+        window=args.window,
+        report_window=args.report_window,
+        long_task=long_task_arg(args.long_task),
     )
 
     def stop(signum: int, frame: FrameType | None) -> None:

@@ -26,7 +26,10 @@ understands:
 ``endless_body``      with ``error_status``: an error body of this many MiB of text, sent
                       until the client hangs up
 
-Each fake adds its own keys (see its module).  Unknown keys are an error.  A fake runs in a
+Each fake adds its own keys (see its module).  Unknown keys are an error.  ``window=N`` and
+``long_task=LongTask(...)`` work as in :mod:`tests.fakes.fake_openai` (a request over the window
+gets the provider's own "too long" HTTP 400, answered requests report honest usage, log lines
+have ``tokens`` and ``over_window``).  A fake runs in a
 background thread as a context manager (``fake.base_url``, ``fake.requests``,
 ``fake.request_headers``, ``fake.log``) or as a subprocess (``python -m tests.fakes.NAME
 --script FILE --port-file PATH [--log FILE] [--log-bodies] [--model NAME]
@@ -47,6 +50,8 @@ from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any, ClassVar, Self
 from urllib.parse import parse_qs, urlsplit
+
+from tests.fakes.long_task import LongTask, estimate_tokens
 
 Reply = dict[str, Any]
 
@@ -216,7 +221,19 @@ class _Handler(BaseHTTPRequestHandler):
             fake.record(body, raw, headers, self.path, None, None)
             self.send_json(400, fake.error_json(400, "request body is not a JSON object", {}))
             return
-        index, reply = fake.script.next()
+        tokens = estimate_tokens(raw)
+        if fake.window is not None and tokens > fake.window:
+            fake.record(body, raw, headers, self.path, None, None, over_window=True)
+            self.send_json(400, fake.overflow_json(tokens, fake.window))
+            return
+        if fake.long_task is not None:
+            index = -1
+            tools, messages = fake.task_view(body)
+            reply = fake.long_task.next_reply(tools, messages)
+        else:
+            index, reply = fake.script.next()
+        if fake.window is not None and "usage" not in reply:
+            reply = {**reply, "usage": fake.usage_of(tokens, estimate_tokens(json.dumps(reply)))}
         number = fake.record(body, raw, headers, self.path, index, reply)
         try:
             self._answer(reply, number, fake.model_of(parts.path, body))
@@ -306,8 +323,13 @@ class FakeServer:
         require_api_key: str | None = None,
         log_path: str | Path | None = None,
         log_bodies: bool = False,
+        window: int | None = None,
+        long_task: LongTask | None = None,
     ) -> None:
         keys = COMMON_KEYS | self.extra_keys
+        self.window = window
+        """The context window in tokens (:mod:`tests.fakes.long_task`; ``None``: no limit)."""
+        self.long_task = long_task
         self.script = Script(list(script) if isinstance(script, tuple) else script, keys)
         self.model = model
         self.require_api_key = require_api_key
@@ -324,6 +346,18 @@ class FakeServer:
     # -- the API (subclasses) --------------------------------------------------------------
 
     def is_stream_path(self, path: str, query: dict[str, list[str]]) -> bool:
+        raise NotImplementedError
+
+    def overflow_json(self, tokens: int, window: int) -> Any:
+        """The body of the HTTP 400 for a request over the window (the provider's words)."""
+        raise NotImplementedError
+
+    def usage_of(self, prompt: int, answer: int) -> dict[str, int]:
+        """A reply's ``usage`` in the provider's names."""
+        raise NotImplementedError
+
+    def task_view(self, body: dict[str, Any]) -> tuple[list[Any], list[Any]]:
+        """``(tools, messages)`` of a request, for :class:`~tests.fakes.long_task.LongTask`."""
         raise NotImplementedError
 
     def models_listing(self, path: str) -> Any | None:
@@ -402,12 +436,16 @@ class FakeServer:
         path: str,
         index: int | None,
         reply: Reply | None,
+        *,
+        over_window: bool = False,
     ) -> int:
         """Log one streaming request; return its number (1-based)."""
         entry = {
             "method": "POST",
             "path": urlsplit(path).path,
             "bytes": len(raw),
+            "tokens": estimate_tokens(raw),
+            "over_window": over_window,
             **(self.summarize(body) if isinstance(body, dict) else {"json": False}),
             "reply_index": index,
             "reply": reply,

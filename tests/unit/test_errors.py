@@ -9,7 +9,6 @@ import pkgutil
 import headwire
 from headwire.errors import ConfigError, ExitCode, HeadwireError, UsageError
 
-
 OPTIONAL = {"harbor", "opentelemetry"}
 """Packages of optional extras: a module that needs one is skipped where it is not installed."""
 

@@ -188,3 +188,16 @@ def test_the_live_tail_stays_bounded(parts: list[str]) -> None:
         feed.feed(ev.TextDelta(text=part), 0)
     assert len(feed.text_tail) <= 4000
     assert feed.text_tail == printable("".join(parts))[-4000:]
+
+
+def test_compactions_are_noted() -> None:
+    feed = ProgressFeed()
+    started = feed.feed(ev.CompactionStarted(trigger="auto", pre_tokens=28_513), 0.0)
+    finished = feed.feed(
+        ev.CompactionFinished(
+            trigger="auto", pre_tokens=28_513, post_tokens=7_573, duration_ms=1_500
+        ),
+        1.5,
+    )
+    assert [n.text for n in started] == ["compacting the conversation (~28,513 tokens)"]
+    assert finished[0].text.startswith("compacted: ~28,513 -> ~7,573 tokens in ")

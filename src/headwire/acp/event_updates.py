@@ -15,6 +15,9 @@ code on the same events:
 * :class:`~headwire.events.ToolAbandoned` (a cancelled call) and the end of a turn
   (:class:`~headwire.events.TurnFinished`) close every call still open as ``failed`` with
   :data:`CANCELLED_TEXT`; when an ``agent`` call ends, its subagent's open calls close first;
+* :class:`~headwire.events.CompactionFinished` -> ``agent_thought_chunk`` saying so, with
+  ``_meta.headwire.compaction`` ``{trigger, pre_tokens, post_tokens, duration_ms}`` (ACP has
+  no compaction update; a replay shows the recording's ``compaction`` records the same way);
 * :class:`~headwire.events.UserPrompt` of the main agent -> ``user_message_chunk``, only when
   ``echo_prompts`` is set (a replay: live, the client sent the prompt itself).
 
@@ -115,6 +118,20 @@ class EventUpdates:
             return [self._chunk("agent_message_chunk", event.text, event.parent)]
         if isinstance(event, ev.ThinkingDelta):
             return [self._chunk("agent_thought_chunk", event.text, event.parent)]
+        if isinstance(event, ev.CompactionFinished):
+            text = (
+                f"Compacted the conversation: ~{event.pre_tokens:,} -> "
+                f"~{event.post_tokens:,} tokens."
+            )
+            update = self._chunk("agent_thought_chunk", text, event.parent)
+            compaction = {
+                "trigger": event.trigger,
+                "pre_tokens": event.pre_tokens,
+                "post_tokens": event.post_tokens,
+                "duration_ms": event.duration_ms,
+            }
+            update["_meta"] = {**update.get("_meta", {}), "headwire": {"compaction": compaction}}
+            return [update]
         if isinstance(event, ev.ToolCallPending):
             self._open[event.call_id] = (event.name, event.parent)
             update = tool_call_start(

@@ -202,6 +202,14 @@ class Replayer:
                     prompt="",
                     parent=parent,
                 )
+        elif kind == "compaction":
+            yield ev.CompactionFinished(
+                trigger="manual" if record.get("trigger") == "manual" else "auto",
+                pre_tokens=_int(record.get("pre_tokens")),
+                post_tokens=_int(record.get("post_tokens")),
+                duration_ms=_int(record.get("duration_ms")),
+                parent=parent,
+            )
         elif kind == "result" and parent is None:
             yield ev.TurnFinished(
                 text="",
@@ -310,3 +318,8 @@ def _all_updates(path: Path, replayer: Replayer) -> Iterator[dict[str, Any]]:
     for record in stream_records(path):
         yield from replayer.updates(record)
     yield from replayer.finish()
+
+
+def _int(value: Any) -> int:
+    """A recorded count (0 when it is not a non-negative integer)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0

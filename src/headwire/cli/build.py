@@ -32,6 +32,7 @@ from headwire.io.stdio import warn
 from headwire.runtime.agent import Agent, AgentConfig, AskPermission
 from headwire.runtime.agents.definitions import load_agents
 from headwire.runtime.agents.tool import AgentTool
+from headwire.runtime.context_keeper import ContextSettings
 from headwire.runtime.models.base import Model, Usage
 from headwire.runtime.record_events import RecordingSubscriber
 from headwire.runtime.recording import (
@@ -166,6 +167,24 @@ class Runtime:
         self.recorder.close()
         if errors:
             raise errors[0]
+
+
+def context_settings(settings: Settings) -> ContextSettings:
+    """The context-management settings (``model.generationConfig.contextWindowSize``,
+    ``context.autoCompactThreshold``, ``context.clearContextOnIdle.*``)."""
+    default = ContextSettings()
+    chars = settings.tool_results_chars_threshold
+    return ContextSettings(
+        window=settings.context_window,
+        threshold=settings.auto_compact_threshold or default.threshold,
+        clear_chars=default.clear_chars if chars is None else chars,
+        clear_keep=max(1, settings.tool_results_keep or default.clear_keep),
+        idle_minutes=(
+            default.idle_minutes
+            if settings.tool_results_idle_minutes is None
+            else settings.tool_results_idle_minutes
+        ),
+    )
 
 
 def approval_mode(args: argparse.Namespace) -> ApprovalMode:
@@ -343,6 +362,7 @@ async def build_runtime(
             trusted=trusted_project(args, root, cwd),
             note=warn,
         ),
+        context=context_settings(settings),
         hooks=_hooks(settings, cwd),
         skills=skills,
         skill_catalogue=_catalogue(skills),

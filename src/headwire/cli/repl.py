@@ -267,6 +267,14 @@ class Repl:
             warn(f"new session {self._session_id()} (session {old} stays recorded)")
         elif command.name == "resume":
             await self._resume(arg)
+        elif command.name == "compact":
+            try:
+                done = await agent.compact()
+            except HeadwireError as exc:
+                warn(f"headwire: compaction failed: {exc}")
+                return
+            if not done:
+                warn("nothing to compact yet")
 
     def _session_id(self) -> str:
         assert self.runtime is not None

@@ -79,6 +79,13 @@ class _Rejected:
     message: str
 
 
+@dataclass(frozen=True, slots=True)
+class _Compact:
+    """A queued ``compact`` control request: it runs between turns, then is answered."""
+
+    request_id: str
+
+
 def _claude_compatible(message: m.JsonDict) -> m.JsonDict:
     """Add what Claude's SDK parser requires and Qwen Code omits: ``thinking.signature``."""
     if message.get("type") != "assistant":
@@ -112,7 +119,7 @@ class Session:
         self.claude_compat = claude_compat
         self.control = sc.SessionControl(session_id)
         self.transport = StreamJsonTransport(bool(args.include_partial_messages))
-        self.turns: asyncio.Queue[str | _Rejected | None] = asyncio.Queue()
+        self.turns: asyncio.Queue[str | _Rejected | _Compact | None] = asyncio.Queue()
         self.current: asyncio.Task[Any] | None = None
         self.waiting: dict[str, asyncio.Future[m.JsonDict]] = {}
         self.permission_timeout_s = PERMISSION_TIMEOUT_S
@@ -332,6 +339,9 @@ class Session:
             }
         elif subtype == "get_context_usage":
             response = self._context_usage()
+        elif subtype == "compact":
+            self.turns.put_nowait(_Compact(request_id))  # after the running turn, in order
+            return
         elif subtype == "get_available_models":
             name = agent.model.name
             response = {"subtype": subtype, "models": [{"id": name, "name": name}]}
@@ -426,7 +436,29 @@ class Session:
             if isinstance(item, _Rejected):
                 self._error_result(item.message)
                 continue
+            if isinstance(item, _Compact):
+                await self._compact(item.request_id)
+                continue
             await self._run_turn(item)
+
+    async def _compact(self, request_id: str) -> None:
+        """Compact the conversation now (a ``compact`` control request) and answer it."""
+        agent = self.runtime.agent
+        fixed = agent.fixed_request_parts()
+        before = agent.context.estimate(fixed, agent.conversation)
+        try:
+            compacted = await agent.compact()
+        except Exception as exc:  # a failing compaction is this request's error
+            self.perform([self.control.refuse(request_id, f"Compaction failed: {exc}")])
+            return
+        after = agent.context.estimate(fixed, agent.conversation)
+        response = {
+            "subtype": "compact",
+            "compacted": compacted,
+            "pre_tokens": before,
+            "post_tokens": after,
+        }
+        self.perform([self.control.answer(request_id, response)])
 
     async def _run_turn(self, prompt: str) -> None:
         self.current = asyncio.create_task(self.runtime.agent.run_turn(prompt))

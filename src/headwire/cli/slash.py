@@ -35,9 +35,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "show the approval mode, or set it: default, plan, auto-edit, yolo",
     ),
     "clear": ("", "start a new session with an empty conversation"),
+    "compact": ("", "replace the conversation by a summary (your requests and the last step stay)"),
     "quit": ("", "leave (also /exit, Ctrl-D at an empty prompt, Ctrl-C at an empty prompt)"),
 }
-ALIASES = {"exit": "quit", "q": "quit", "?": "help"}
+ALIASES = {"exit": "quit", "q": "quit", "?": "help", "compress": "compact", "summarize": "compact"}
 _COMMAND = re.compile(r"/([a-z][a-z-]*|\?)(?:\s+(.*))?", re.DOTALL)
 APPROVAL_MODES = ("default", "plan", "auto-edit", "yolo")
 

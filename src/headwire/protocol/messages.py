@@ -69,6 +69,54 @@ def system_event(
     return message
 
 
+def compaction_status(
+    *,
+    uuid: str,
+    session_id: str,
+    parent_tool_use_id: str | None,
+    trigger: str,
+    pre_tokens: int,
+) -> JsonDict:
+    """``system/status`` with ``status: "compacting"`` (Claude Code's): a compaction started;
+    ``compact_metadata`` says why (``trigger``) and the estimated request size before it."""
+    return {
+        "type": "system",
+        "subtype": "status",
+        "uuid": uuid,
+        "session_id": session_id,
+        "parent_tool_use_id": parent_tool_use_id,
+        "status": "compacting",
+        "compact_metadata": {"trigger": trigger, "pre_tokens": pre_tokens},
+    }
+
+
+def compact_boundary(
+    *,
+    uuid: str,
+    session_id: str,
+    parent_tool_use_id: str | None,
+    trigger: str,
+    pre_tokens: int,
+    post_tokens: int,
+    duration_ms: int,
+) -> JsonDict:
+    """``system/compact_boundary`` (Claude Code's): the conversation was compacted; headwire
+    adds ``post_tokens`` (the estimated request size after it) and ``duration_ms``."""
+    return {
+        "type": "system",
+        "subtype": "compact_boundary",
+        "uuid": uuid,
+        "session_id": session_id,
+        "parent_tool_use_id": parent_tool_use_id,
+        "compact_metadata": {
+            "trigger": trigger,
+            "pre_tokens": pre_tokens,
+            "post_tokens": post_tokens,
+            "duration_ms": duration_ms,
+        },
+    }
+
+
 def usage_dict(
     input_tokens: int, output_tokens: int, cached: int | None = None, total: int | None = None
 ) -> JsonDict:

@@ -171,6 +171,7 @@ RUNNER_SUBTYPES = frozenset(
         "mcp_server_status",
         "mcp_status",
         "get_context_usage",
+        "compact",
         "get_available_models",
         "get_usage_info",
     }

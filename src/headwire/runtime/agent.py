@@ -37,7 +37,7 @@ import asyncio
 import dataclasses
 import time
 import traceback
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -46,6 +46,7 @@ from headwire import events as ev
 from headwire.boundary import EXECUTION_DENIED
 from headwire.errors import HeadwireError
 from headwire.io.stdio import warn
+from headwire.runtime.context_keeper import ContextKeeper, ContextSettings
 from headwire.runtime.ids import new_uuid
 from headwire.runtime.limits import (
     LimitReached,
@@ -60,6 +61,7 @@ from headwire.runtime.models.base import (
     Finished,
     Model,
     ModelError,
+    ModelEvent,
     ModelRequest,
     TextDelta,
     ThinkingDelta,
@@ -68,6 +70,7 @@ from headwire.runtime.models.base import (
 )
 from headwire.runtime.permissions import Decision
 from headwire.runtime.policy import Policy
+from headwire.runtime.pricing import lookup
 from headwire.runtime.prompt import build_system_prompt, prompt_suffix
 from headwire.runtime.redact import redact_outcome
 from headwire.runtime.structured import StructuredOutput, StructuredOutputFailed
@@ -120,6 +123,8 @@ class AgentConfig:
     """The run's limits and counters, shared by reference with subagents (nested ones too)."""
     structured: StructuredOutput | None = None
     """``--json-schema``: the main agent's final answers must match it."""
+    context: ContextSettings = field(default_factory=ContextSettings)
+    """How the conversation is kept within the model's window (:mod:`.context_keeper`)."""
     hooks: HookRunner | None = None
     """The session's hooks (``None`` when none are configured: nothing of them is loaded)."""
     skills: Mapping[str, Skill] = field(default_factory=dict)
@@ -232,6 +237,42 @@ class Agent:
         self.hook_context = ""
         """What ``SessionStart`` hooks added for the model (joined to the system prompt)."""
         self.stop_blocks = 0
+        self._estimated = 0
+        """The byte estimate of the request being made (compared with its real usage after)."""
+        self._stats = _Stats()
+        """The running turn's counts (the summary calls of a compaction count there too)."""
+        self.context = ContextKeeper(
+            config.context,
+            model,
+            events,
+            config.parent_tool_use_id,
+            self._count_side_usage,
+            self._table_window,
+            gate=config.limits.before_side_call,
+            before=self._pre_compact,
+            after=self._post_compact,
+        )
+
+    def _table_window(self, model_name: str) -> int | None:
+        """``model_name``'s window in the price/model table (``None``: not listed)."""
+        entry = lookup(self.config.meter.prices, model_name)
+        return entry.context_window if entry is not None else None
+
+    def _count_side_usage(self, usage: Usage) -> None:
+        """A call outside the conversation (a compaction's summary): its usage and cost."""
+        self._stats.requests += 1
+        self._stats.usage = self._stats.usage + usage
+        self.config.meter.add(str(getattr(self.model, "answered_by", self.model.name)), usage)
+
+    async def compact(self) -> bool:
+        """Compact the conversation now (``/compact``, a control request); ``False`` when
+        there is nothing to summarize."""
+        return await self.context.compact("manual", self.fixed_request_parts(), self.conversation)
+
+    def fixed_request_parts(self) -> list[dict[str, Any]]:
+        """What every request carries besides the conversation: system prompt, tool schemas."""
+        system = self._system_prompt()
+        return [{"role": "system", "content": system}, *self._tool_schemas()]
 
     @staticmethod
     def new_uuid() -> str:
@@ -263,7 +304,7 @@ class Agent:
     async def run_turn(self, prompt: str) -> ev.TurnFinished:
         """Run one user prompt to its :class:`~headwire.events.TurnFinished` (also published)."""
         started = time.monotonic()
-        stats = _Stats()
+        stats = self._stats = _Stats()
         turn = Turn()
         self.cancelled.clear()
         limits = self.config.limits
@@ -406,11 +447,17 @@ class Agent:
         self._prompt(verdict.reason or "A Stop hook asked to continue.")
         return True
 
-    # TODO(issue 24, compaction): when context compaction lands, fire
-    # ``await self.hook("PreCompact", trigger, {"trigger": trigger, "custom_instructions": ...})``
-    # before it (a block skips the compaction) and ``PostCompact`` after it succeeds, with
-    # ``trigger`` ``manual`` or ``auto`` (the matcher's target), then ``SessionStart`` with
-    # source ``compact``.
+    async def _pre_compact(self, trigger: ev.CompactionTrigger) -> bool:
+        """``PreCompact`` (matched on ``manual`` or ``auto``): whether the compaction goes on
+        (a blocking hook skips it; a request still too long then fails as it would)."""
+        verdict = await self.hook(
+            "PreCompact", trigger, {"trigger": trigger, "custom_instructions": None}
+        )
+        return verdict is None or not verdict.blocked
+
+    async def _post_compact(self, trigger: ev.CompactionTrigger, summary: str) -> None:
+        """``PostCompact``: the compaction is done; the hooks get its summary."""
+        await self.hook("PostCompact", trigger, {"trigger": trigger, "compact_summary": summary})
 
     async def end_session(self, reason: str = "other") -> None:
         """``SessionEnd``: the session is over (every mode calls this once, when it closes)."""
@@ -428,7 +475,7 @@ class Agent:
         Publishes the subagent's events (tagged with its ``parent``) but no turn start or end;
         errors propagate (a run limit as :class:`~headwire.runtime.limits.LimitReached`).
         """
-        stats = _Stats()
+        stats = self._stats = _Stats()
         self._prompt(prompt)
         text = ""
         while True:
@@ -552,8 +599,11 @@ class Agent:
         parent = self.parent
         model_name = self.model.name
         system = self._system_prompt()
-        messages = ([{"role": "system", "content": system}] if system else []) + self.conversation
-        request = ModelRequest(model=model_name, messages=messages, tools=self._tool_schemas())
+        tools = self._tool_schemas()
+        fixed = [{"role": "system", "content": system}, *tools]
+        if await self.context.before_call(fixed, self.conversation):
+            # the summary call may have crossed the budget: the gate's side check again
+            self.config.limits.before_side_call()
         self.events(
             ev.ModelCallStarted(message_id=self.new_uuid(), model=model_name, parent=parent)
         )
@@ -565,7 +615,7 @@ class Agent:
         call_started = time.monotonic()
         stats.requests += 1
         try:
-            async for event in self.model.stream(request):
+            async for event in self._stream_fitting(system, tools, fixed):
                 if isinstance(event, TextDelta):
                     if event.text:
                         text_parts.append(event.text)
@@ -603,8 +653,43 @@ class Agent:
                 for c in calls
             ]
         self.conversation.append(assistant)
+        self.context.observe(usage, self._estimated, self.conversation)
         self.events(ev.ModelCallFinished(usage=usage, message=assistant, parent=parent))
         return calls, text
+
+    async def _stream_fitting(
+        self, system: str, tools: list[dict[str, Any]], fixed: list[dict[str, Any]]
+    ) -> AsyncIterator[ModelEvent]:
+        """The model's stream for the conversation; when the provider says the request is too
+        long before answering, the conversation is compacted and the call made once more (a
+        second refusal is the call's error)."""
+        for attempt in (1, 2):
+            messages = ([{"role": "system", "content": system}] if system else []) + list(
+                self.conversation
+            )
+            request = ModelRequest(model=self.model.name, messages=messages, tools=tools)
+            self._estimated = self.context.raw_estimate(fixed, self.conversation)
+            yielded = False
+            try:
+                async for event in self.model.stream(request):
+                    yielded = True
+                    yield event
+                return
+            except ModelError as exc:
+                if yielded or not self.context.overflowed(exc):
+                    raise
+                if attempt == 2 or not await self.context.compact(
+                    "auto",
+                    fixed,
+                    self.conversation,
+                    self.context.estimate(fixed, self.conversation),
+                ):
+                    raise ModelError(
+                        "The conversation does not fit in the model's context window "
+                        f"({self.context.budget().window} tokens) even after compacting it: "
+                        f"{exc.message}",
+                        status=exc.status,
+                    ) from exc
 
     async def _ask_aside(self, prompt: str) -> str | None:
         """One tool-free call to the session's model on ``prompt``, outside the conversation

@@ -156,6 +156,20 @@ class RecordingSubscriber:
         message = {"role": "tool", "tool_call_id": call_id, "content": content}
         self._record(parent, "tool_result", message=message, call_id=call_id, **fields)
 
+    def _compaction(self, event: ev.CompactionFinished) -> None:
+        """A ``compaction`` record: the checkpoint (the compacted history) a resumed session
+        continues from; every record before it stays."""
+        self._record(
+            event.parent,
+            "compaction",
+            checkpoint=list(event.messages),
+            trigger=event.trigger,
+            pre_tokens=event.pre_tokens,
+            post_tokens=event.post_tokens,
+            duration_ms=event.duration_ms,
+            usage=_usage_record(event.usage),
+        )
+
     def _turn_finished(self, event: ev.TurnFinished) -> None:
         for parent in list(self._streams):
             self._flush_partial(parent)
@@ -213,6 +227,7 @@ _HANDLERS: dict[type, Callable[[RecordingSubscriber, Any], None]] = {
     ev.SubagentFinished: RecordingSubscriber._subagent_finished,
     ev.ToolFinished: RecordingSubscriber._tool_finished,
     ev.ToolAbandoned: RecordingSubscriber._tool_abandoned,
+    ev.CompactionFinished: RecordingSubscriber._compaction,
     ev.TurnFinished: RecordingSubscriber._turn_finished,
 }
 """Which events are conversation steps, and how each is recorded (one lookup per event)."""

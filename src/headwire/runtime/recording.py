@@ -392,7 +392,8 @@ def _shown(value: Any) -> str:
 
 
 def conversation_of(path: Path) -> list[dict[str, Any]]:
-    """The OpenAI-form conversation recorded in ``path`` (system prompts excluded).
+    """The OpenAI-form conversation recorded in ``path`` (system prompts excluded), from the
+    last ``compaction`` record's checkpoint on when there is one.
 
     A session killed mid-tool leaves an assistant message whose tool calls have no result;
     chat APIs reject such a history, so each missing result is supplied as
@@ -401,8 +402,26 @@ def conversation_of(path: Path) -> list[dict[str, Any]]:
     """
     messages: list[dict[str, Any]] = []
     for number, record in enumerate(read_records(path), 1):
+        if record.get("parent_tool_use_id") is not None:
+            continue
+        if record.get("type") == "compaction":
+            checkpoint = record.get("checkpoint")
+            if not isinstance(checkpoint, list):
+                raise RecordingError(
+                    f"session recording {path} is damaged: record {number}: "
+                    "a compaction without its checkpoint list"
+                )
+            for message in checkpoint:
+                problem = message_problem(message) if isinstance(message, dict) else "not a dict"
+                if problem is not None:
+                    raise RecordingError(
+                        f"session recording {path} is damaged: record {number}: "
+                        f"checkpoint: {problem}"
+                    )
+            messages = list(checkpoint)
+            continue
         message = record.get("message")
-        if not isinstance(message, dict) or record.get("parent_tool_use_id") is not None:
+        if not isinstance(message, dict):
             continue
         problem = message_problem(message)
         if problem is not None:

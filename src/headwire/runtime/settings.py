@@ -398,6 +398,16 @@ class Settings:
     """``model.parseTextToolCalls``."""
     thinking_budget: int | None = None
     """``model.thinkingBudget``."""
+    context_window: int | None = None
+    """``model.generationConfig.contextWindowSize``: the model's window in tokens."""
+    auto_compact_threshold: float | None = None
+    """``context.autoCompactThreshold``: the fraction of the window that starts compaction."""
+    tool_results_chars_threshold: float | None = None
+    """``context.clearContextOnIdle.toolResultsTotalCharsThreshold`` (-1: never clear)."""
+    tool_results_keep: int | None = None
+    """``context.clearContextOnIdle.toolResultsNumToKeep``."""
+    tool_results_idle_minutes: float | None = None
+    """``context.clearContextOnIdle.toolResultsThresholdMinutes`` (-1: never)."""
     disable_all_hooks: bool = False
     stop_hook_cap: int = 8
     skills_disabled: tuple[str, ...] = ()
@@ -518,6 +528,13 @@ def merge_layers(layers: tuple[SettingsLayer, ...]) -> Settings:
         api_key=top("security.auth.apiKey"),
         parse_text_tool_calls=top("model.parseTextToolCalls"),
         thinking_budget=top("model.thinkingBudget"),
+        context_window=top("model.generationConfig.contextWindowSize"),
+        auto_compact_threshold=top("context.autoCompactThreshold"),
+        tool_results_chars_threshold=top(
+            "context.clearContextOnIdle.toolResultsTotalCharsThreshold"
+        ),
+        tool_results_keep=top("context.clearContextOnIdle.toolResultsNumToKeep"),
+        tool_results_idle_minutes=top("context.clearContextOnIdle.toolResultsThresholdMinutes"),
         disable_all_hooks=bool(top("disableAllHooks")),
         skills_disabled=union("skills.disabled"),
         skills_enabled=union("skills.enabled"),

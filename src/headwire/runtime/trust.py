@@ -201,6 +201,36 @@ PROJECT_TABLE: tuple[ProjectEntry, ...] = (
         "chooses files, also in the user's data folder, sent to the provider unasked",
     ),
     ProjectEntry(
+        "model.generationConfig.contextWindowSize",
+        "setting",
+        "trusted",
+        "how often the conversation is summarized: a small window spends on summary calls",
+    ),
+    ProjectEntry(
+        "context.autoCompactThreshold",
+        "setting",
+        "trusted",
+        "how often the conversation is summarized: a low threshold spends on summary calls",
+    ),
+    ProjectEntry(
+        "context.clearContextOnIdle.toolResultsThresholdMinutes",
+        "setting",
+        "any",
+        "only which old tool results the model still sees; no access, no spending",
+    ),
+    ProjectEntry(
+        "context.clearContextOnIdle.toolResultsNumToKeep",
+        "setting",
+        "any",
+        "only which old tool results the model still sees; no access, no spending",
+    ),
+    ProjectEntry(
+        "context.clearContextOnIdle.toolResultsTotalCharsThreshold",
+        "setting",
+        "any",
+        "only which old tool results the model still sees; no access, no spending",
+    ),
+    ProjectEntry(
         "env",
         "setting",
         "trusted",

@@ -35,6 +35,7 @@ from headwire.sdk.client import (
 )
 from headwire.sdk.messages import (
     AssistantMessage,
+    CompactMetadata,
     ContentBlock,
     ControlCancelRequest,
     ControlRequest,
@@ -60,6 +61,7 @@ from headwire.sdk.transport import SubprocessTransport, TransportError
 __all__ = [
     "Allow",
     "AssistantMessage",
+    "CompactMetadata",
     "ContentBlock",
     "ControlCancelRequest",
     "ControlError",

@@ -83,12 +83,26 @@ ContentBlock = TextBlock | ThinkingBlock | ToolUseBlock | ToolResultBlock | Unkn
 # -- messages ---------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True, slots=True)
+class CompactMetadata:
+    """``compact_metadata`` of a compaction message: ``trigger`` (``auto`` or ``manual``),
+    the estimated request tokens before it and, on ``compact_boundary``, after it and how long
+    it took (headwire's fields; ``None`` from a CLI that does not send them)."""
+
+    trigger: str
+    pre_tokens: int
+    post_tokens: int | None = None
+    duration_ms: int | None = None
+
+
 @dataclass(slots=True)
 class SystemMessage:
     """``system``: ``init`` (once per turn: tools, model, permission mode) or an event.
 
     For ``init`` the typed fields are filled; for events (``task_started``,
-    ``session_recording_degraded`` ...) the payload is ``data``.
+    ``session_recording_degraded`` ...) the payload is ``data``.  A compaction is two
+    messages: ``status`` with ``status == "compacting"`` when it starts and
+    ``compact_boundary`` when it is done, both with ``compact_metadata``.
     """
 
     subtype: str
@@ -106,6 +120,9 @@ class SystemMessage:
     raw: JsonDict = field(default_factory=dict, repr=False)
     sandbox: JsonDict | None = None
     """``init``'s ``sandbox`` (headwire, only when a tool execution sandbox is configured)."""
+    status: str | None = None
+    compact_metadata: CompactMetadata | None = None
+    parent_tool_use_id: str | None = None
 
 
 @dataclass(slots=True)
@@ -365,6 +382,25 @@ def _system(d: JsonDict) -> SystemMessage | ToolResultBound:
         data=data if isinstance(data, dict) else None,
         raw=d,
         sandbox=d["sandbox"] if isinstance(d.get("sandbox"), dict) else None,
+        status=_opt_str(d, "status"),
+        compact_metadata=_compact_metadata(d.get("compact_metadata")),
+        parent_tool_use_id=_opt_str(d, "parent_tool_use_id"),
+    )
+
+
+def _compact_metadata(value: Any) -> CompactMetadata | None:
+    if not isinstance(value, dict):
+        return None
+
+    def number(key: str) -> int | None:
+        found = value.get(key)
+        return found if isinstance(found, int) and not isinstance(found, bool) else None
+
+    return CompactMetadata(
+        trigger=str(value.get("trigger") or ""),
+        pre_tokens=number("pre_tokens") or 0,
+        post_tokens=number("post_tokens"),
+        duration_ms=number("duration_ms"),
     )
 
 
@@ -504,6 +540,7 @@ def user_input(prompt: str | list[JsonDict], session_id: str = "") -> JsonDict:
 
 __all__ = [
     "AssistantMessage",
+    "CompactMetadata",
     "ContentBlock",
     "ControlCancelRequest",
     "ControlRequest",

@@ -29,6 +29,8 @@ def test_commands_are_parsed_with_their_argument() -> None:
     assert parse("/exit") == SlashCommand("quit", "")
     assert parse("/approval-mode yolo") == SlashCommand("approval-mode", "yolo")
     assert parse("/resume 1234") == SlashCommand("resume", "1234")
+    assert parse("/compact") == SlashCommand("compact", "")
+    assert parse("/compress") == parse("/summarize") == SlashCommand("compact", "")
 
 
 def test_other_lines_are_prompts() -> None:

@@ -307,3 +307,21 @@ def test_structured_output_corrections_are_bounded() -> None:
     assert len(feedback) == 2 and "'n' is a required property" in feedback[0]["content"]
     system = agent._system_prompt()
     assert json.dumps(SCHEMA) in system and "exactly one JSON value" in system
+
+
+def test_a_summary_call_that_crosses_the_budget_is_the_last() -> None:
+    """A compaction's summary call counts like any call: when it crosses the budget, the model
+    call it made room for does not start."""
+    from headwire.runtime.context_keeper import ContextSettings
+
+    echo = {"tools": [{"name": "echo", "args": {}}], "usage": {"input_tokens": 10}}
+    summary = {"text": "the summary", "usage": {"input_tokens": 200}}
+    wire: list[Any] = []
+    agent = make_agent([echo, echo, summary, {"text": "never"}], wire, budget=0.0005)
+    # a threshold this low compacts before every call past the second
+    agent.context.settings = ContextSettings(window=1_000, threshold=0.001)
+    done = asyncio.run(agent.run_turn("go"))
+    assert done.subtype == "error_max_budget_usd"
+    assert agent.config.meter.spent_usd() == (10 + 10 + 200) * 3 / 1e6
+    kinds = [type(e).__name__ for e in agent.events_seen]  # type: ignore[attr-defined]
+    assert kinds.count("CompactionFinished") == 1 and kinds.count("ModelCallStarted") == 2

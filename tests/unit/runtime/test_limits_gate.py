@@ -43,13 +43,17 @@ from tests.paths import ROOT
 SRC = ROOT / "src" / "headwire"
 
 STREAM_CALLERS = {
-    ("runtime/agent.py", "Agent._model_call"): "the gate: every model call of a session",
+    ("runtime/agent.py", "Agent._stream_fitting"): "the gated model call's stream (reached only "
+    "from Agent._model_call), made once more after a compaction when the provider refused the "
+    "request as too long (no new turn)",
+    ("runtime/context_keeper.py", "ContextKeeper._summarize"): "a compaction's summary call: "
+    "it passes RunLimits.before_side_call first (a stopped run, the budget)",
     ("runtime/agent.py", "Agent._ask_aside"): "a tool's side question, gated by before_side_call",
-    ("runtime/models/http_base.py", "StreamingHttpModel.get_json"): "httpx, not a model",
     ("runtime/models/fallback.py", "FallbackModel.stream"): "a model wrapping models (one call)",
     ("runtime/models/openai.py", "OpenAIModel.stream"): "a model retrying its own request",
     ("runtime/models/doctor.py", "_ask"): "headwire doctor's probe: no session, no limits",
     ("runtime/models/http_base.py", "StreamingHttpModel._attempt"): "httpx, not a model",
+    ("runtime/models/http_base.py", "StreamingHttpModel.get_json"): "httpx, not a model",
     ("runtime/tools/web_fetch.py", "WebFetchTool._get"): "httpx, not a model",
 }
 """Every ``X.stream(...)`` call in the package, and why it is not a second path to a model."""
@@ -106,7 +110,12 @@ def test_every_model_call_site_is_listed_and_the_one_in_a_session_is_gated() -> 
     sites = _calls("stream")
     assert {site for site in sites} == set(STREAM_CALLERS), sites
     gate = _function("runtime/agent.py", "Agent._model_call")
-    assert _first_line(gate, "before_model_call") < _first_line(gate, "stream")
+    assert _first_line(gate, "before_model_call") < _first_line(gate, "_stream_fitting")
+    assert set(_calls("_stream_fitting")) == {("runtime/agent.py", "Agent._model_call")}
+    # a compaction's summary call passes the run's limits before it starts
+    compact = _function("runtime/context_keeper.py", "ContextKeeper.compact")
+    assert _first_line(compact, "_gate") < _first_line(compact, "_summarize")
+    assert set(_calls("_summarize")) == {("runtime/context_keeper.py", "ContextKeeper.compact")}
     side = _function("runtime/agent.py", "Agent._ask_aside")
     assert _first_line(side, "before_side_call") < _first_line(side, "stream")
 

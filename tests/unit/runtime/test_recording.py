@@ -40,3 +40,29 @@ def test_a_tool_result_naming_a_latin1_file_is_resumed_not_replaced(tmp_path: Pa
     recorder.record("tool_result", message=result)
     recorder.close()
     assert conversation_of(recorder.path)[-1] == result
+
+
+def test_resume_goes_on_from_the_last_checkpoint(tmp_path: Path) -> None:
+    """The records before a ``compaction`` stay in the file; the conversation read back is the
+    last checkpoint plus what came after it (a subagent's checkpoint does not count)."""
+    import pytest
+
+    from headwire.runtime.recording import RecordingError
+
+    recorder = Recorder(tmp_path, tmp_path, "s")
+    first = {"role": "user", "content": "the task"}
+    recorder.record("user", message=first)
+    recorder.record("assistant", message={"role": "assistant", "content": "old"})
+    checkpoint = [first, {"role": "user", "content": "summary"}]
+    recorder.record("compaction", checkpoint=checkpoint, trigger="auto")
+    recorder.record("compaction", checkpoint=[], parent_tool_use_id="call_1")
+    after = {"role": "assistant", "content": "new"}
+    recorder.record("assistant", message=after)
+    recorder.close()
+    assert conversation_of(recorder.path) == [*checkpoint, after]
+    assert sum(1 for _ in read_records(recorder.path)) == 5
+    damaged = Recorder(tmp_path, tmp_path, "d")
+    damaged.record("compaction", checkpoint=[{"role": "nobody"}])
+    damaged.close()
+    with pytest.raises(RecordingError, match="checkpoint"):
+        conversation_of(damaged.path)

@@ -283,3 +283,30 @@ def test_resolve_command() -> None:
     assert resolve_command(["a", "b"]) == ["a", "b"]
     assert resolve_command(str(ROOT / "README.md")) == [str(ROOT / "README.md")]
     assert resolve_command("surely-not-on-path-xyz") == ["surely-not-on-path-xyz"]
+
+
+def test_compaction_messages_are_typed() -> None:
+    from headwire.protocol import messages as m
+    from headwire.sdk import CompactMetadata, SystemMessage
+
+    started = parse_message(
+        m.compaction_status(
+            uuid="u1", session_id="s", parent_tool_use_id=None, trigger="auto", pre_tokens=900
+        )
+    )
+    ended = parse_message(
+        m.compact_boundary(
+            uuid="u2",
+            session_id="s",
+            parent_tool_use_id="call_1",
+            trigger="manual",
+            pre_tokens=900,
+            post_tokens=300,
+            duration_ms=12,
+        )
+    )
+    assert isinstance(started, SystemMessage) and started.status == "compacting"
+    assert started.compact_metadata == CompactMetadata("auto", 900)
+    assert isinstance(ended, SystemMessage) and ended.subtype == "compact_boundary"
+    assert ended.compact_metadata == CompactMetadata("manual", 900, 300, 12)
+    assert ended.parent_tool_use_id == "call_1"

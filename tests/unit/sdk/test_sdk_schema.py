@@ -31,6 +31,8 @@ SHAPES: dict[str, tuple[type, dict[str, str | None]]] = {
         {"type": None, "qwen_code_version": "version", "claude_code_version": "version"},
     ),
     "SystemTaskStarted": (sdk.SystemMessage, {"type": None, "parent_tool_use_id": None}),
+    "SystemCompacting": (sdk.SystemMessage, {"type": None}),
+    "SystemCompactBoundary": (sdk.SystemMessage, {"type": None}),
     "AssistantMessage": (
         sdk.AssistantMessage,
         {

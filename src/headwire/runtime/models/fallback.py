@@ -68,6 +68,11 @@ class FallbackModel:
                         f"trying fallback model {following.name} ({index + 1}/{len(chain) - 1})"
                     )
 
+    async def server_window(self) -> int | None:
+        """The main model's window as its server states it (``None``: unknown)."""
+        ask: Any = getattr(self.primary, "server_window", None)
+        return None if ask is None else await ask()
+
     async def aclose(self) -> None:
         """Close every wrapped model that can be closed."""
         for model in (self.primary, *self.fallbacks):

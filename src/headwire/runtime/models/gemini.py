@@ -116,6 +116,15 @@ class GeminiModel(StreamingHttpModel):
         self._signatures: OrderedDict[str, str] = OrderedDict()
         self._native_ids: OrderedDict[str, None] = OrderedDict()
 
+    async def server_window(self) -> int | None:
+        """The context window the server's model listing states for this model (vLLM's
+        ``max_model_len``, ``context_length``, ``max_input_tokens``, ``inputTokenLimit`` ...);
+        ``None`` when it does not say."""
+        from headwire.runtime.compaction import window_from_listing
+
+        _, data = await self.get_json(f"{self._api_root}/models?pageSize=1000", self._headers())
+        return window_from_listing(data, self.name)
+
     async def list_models(self) -> tuple[int, list[str]]:
         """``GET {api}/models``: the status and the model names listed (without ``models/``)."""
         status, data = await self.get_json(
