@@ -492,11 +492,14 @@ class ShellTool:
         return None
 
     def needs_approval(self, args: dict[str, Any], mode: ApprovalMode) -> bool:
-        """Execution asks unless ``yolo``; plainly read-only commands never ask."""
-        command = args.get("command")
-        if isinstance(command, str) and not args.get("is_background") and is_read_only(command):
+        """Execution asks unless ``yolo``; plainly read-only commands never ask (parsed only
+        when the mode would ask: ``yolo`` never loads the shell parser for this)."""
+        if not approval_needed(self.kind, mode):
             return False
-        return approval_needed(self.kind, mode)
+        command = args.get("command")
+        return not (
+            isinstance(command, str) and not args.get("is_background") and is_read_only(command)
+        )
 
     def _cwd(self, args: dict[str, Any], ctx: ToolContext) -> Path | ToolOutcome:
         directory = args.get("directory")
