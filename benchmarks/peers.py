@@ -206,10 +206,16 @@ class Peer:
     versions: list[float] = field(default_factory=list)
 
 
-def _script_fake(cls: Any, tool: str, args: Callable[[str], dict[str, Any]], **kw: Any) -> Any:
+def _script_fake(
+    cls: Any, tool: str, args: Callable[[str], dict[str, Any]], *, title: bool = False, **kw: Any
+) -> Any:
+    """A scripted fake: the tool call, then ``done`` for every later request.  ``title``: a
+    tool-less side request (OpenCode's session title) comes first and gets a text."""
+
     def build(command: str) -> Any:
-        replies = {"replies": [{"tool": tool, "args": args(command)}], "default": {"text": "done"}}
-        return cls(replies, **kw)
+        first = [{"text": "Title"}] if title else []
+        replies = [*first, {"tool": tool, "args": args(command)}]
+        return cls({"replies": replies, "default": {"text": "done"}}, **kw)
 
     return build
 
@@ -392,7 +398,7 @@ def peers(cache: Path, command: str) -> list[Peer]:
             "opencode",
             "OpenCode 1.18.33",
             [str(_npm_bin(cache, "opencode"))],
-            _script_fake(FakeOpenAI, "bash", described),
+            _script_fake(FakeOpenAI, "bash", described, title=True),
             _opencode_setup(cache),
             ["run", "--format", "json"],
         ),
@@ -517,9 +523,12 @@ def run_task(peer: Peer, work: Path, command: str, sample_s: float) -> tuple[flo
         seconds = time.perf_counter() - started
         done.set()
         sampler.join()
+        log = list(getattr(fake, "log", []))
     shutil.rmtree(run, ignore_errors=True)
     if proc.returncode != 0:
         raise RuntimeError(f"exit {proc.returncode}")
+    if isinstance(fake, FakeOpenAI) and not any(e.get("tool_message_chars") for e in log):
+        raise RuntimeError("the shell tool did not run (no tool result reached the model)")
     return seconds, peak, out
 
 
