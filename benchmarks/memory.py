@@ -15,7 +15,8 @@ tool's processes are not counted):
   sniff of the first 512 bytes in every run, not only in the 87% of runs where random bytes
   hold a NUL there);
 * ``shell-random``: the same size of random bytes with no NUL anywhere (the first 512 bytes
-  do not tell it from text).
+  do not tell it from text);
+* ``shell-text``: the same size of ASCII text lines (decoded, shown, saved as an artifact).
 
 The raw tool output is what the tool wrote: the MCP response line, the shell's stdout bytes.
 Target: peak RSS at most 2 x raw + 100 MB.  ``--src`` runs another checkout's code (e.g. the
@@ -66,6 +67,12 @@ def cases(options: argparse.Namespace, tmp: Path) -> dict[str, Case]:
     if "shell-binary" in options.cases:
         with binary.open("wb") as f:  # a NUL first: binary by upstream's sniff, every run
             f.write(b"\0" + os.urandom(options.binary_mb * MB - 1))
+    text_file = tmp / "text.txt"
+    if "shell-text" in options.cases:
+        line = b"%08d the quick brown fox jumps over the lazy dog 0123456789\n"
+        with text_file.open("wb") as f:
+            count = options.binary_mb * MB // len(line % 0)
+            f.write(b"".join(line % i for i in range(count)))
     random_bytes = tmp / "random.bin"
     if "shell-random" in options.cases:
         with random_bytes.open("wb") as f:  # no NUL anywhere
@@ -89,6 +96,12 @@ def cases(options: argparse.Namespace, tmp: Path) -> dict[str, Case]:
             "shell-binary",
             "run_shell_command",
             {"command": f"cat {binary}"},
+            options.binary_mb * MB,
+        ),
+        "shell-text": Case(
+            "shell-text",
+            "run_shell_command",
+            {"command": f"cat {text_file}"},
             options.binary_mb * MB,
         ),
         "shell-random": Case(
@@ -236,8 +249,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--cases",
         nargs="+",
-        default=["mcp-blocks", "mcp-line", "shell-binary", "shell-random"],
-        choices=["mcp-blocks", "mcp-line", "shell-binary", "shell-random"],
+        default=["mcp-blocks", "mcp-line", "shell-binary", "shell-random", "shell-text"],
+        choices=["mcp-blocks", "mcp-line", "shell-binary", "shell-random", "shell-text"],
     )
     parser.add_argument(
         "--modes",
