@@ -13,7 +13,10 @@ tool's processes are not counted):
 * ``shell-binary``: ``run_shell_command`` printing ``--binary-mb`` MiB of random bytes
   (default 64, the shell's capture cap), the first one NUL (so it is binary by upstream's
   sniff of the first 512 bytes in every run, not only in the 87% of runs where random bytes
-  hold a NUL there).
+  hold a NUL there);
+* ``shell-random``: the same size of random bytes with no NUL anywhere (the first 512 bytes
+  do not tell it from text);
+* ``shell-text``: the same size of ASCII text lines (decoded, shown, saved as an artifact).
 
 The raw tool output is what the tool wrote: the MCP response line, the shell's stdout bytes.
 Target: peak RSS at most 2 x raw + 100 MB.  ``--src`` runs another checkout's code (e.g. the
@@ -64,6 +67,16 @@ def cases(options: argparse.Namespace, tmp: Path) -> dict[str, Case]:
     if "shell-binary" in options.cases:
         with binary.open("wb") as f:  # a NUL first: binary by upstream's sniff, every run
             f.write(b"\0" + os.urandom(options.binary_mb * MB - 1))
+    text_file = tmp / "text.txt"
+    if "shell-text" in options.cases:
+        line = b"%08d the quick brown fox jumps over the lazy dog 0123456789\n"
+        with text_file.open("wb") as f:
+            count = options.binary_mb * MB // len(line % 0)
+            f.write(b"".join(line % i for i in range(count)))
+    random_bytes = tmp / "random.bin"
+    if "shell-random" in options.cases:
+        with random_bytes.open("wb") as f:  # no NUL anywhere
+            f.write(os.urandom(options.binary_mb * MB).replace(b"\0", b"\1"))
     return {
         "mcp-blocks": Case(
             "mcp-blocks",
@@ -83,6 +96,18 @@ def cases(options: argparse.Namespace, tmp: Path) -> dict[str, Case]:
             "shell-binary",
             "run_shell_command",
             {"command": f"cat {binary}"},
+            options.binary_mb * MB,
+        ),
+        "shell-text": Case(
+            "shell-text",
+            "run_shell_command",
+            {"command": f"cat {text_file}"},
+            options.binary_mb * MB,
+        ),
+        "shell-random": Case(
+            "shell-random",
+            "run_shell_command",
+            {"command": f"cat {random_bytes}"},
             options.binary_mb * MB,
         ),
     }
@@ -224,8 +249,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--cases",
         nargs="+",
-        default=["mcp-blocks", "mcp-line", "shell-binary"],
-        choices=["mcp-blocks", "mcp-line", "shell-binary"],
+        default=["mcp-blocks", "mcp-line", "shell-binary", "shell-random", "shell-text"],
+        choices=["mcp-blocks", "mcp-line", "shell-binary", "shell-random", "shell-text"],
     )
     parser.add_argument(
         "--modes",

@@ -17,26 +17,37 @@ and no surrogate; text without such characters comes back unchanged (the same ob
 
 from __future__ import annotations
 
+import functools
 import re
 
 __all__ = ["printable"]
-
-_CONTROL: dict[int, str] = {c: f"^{chr(c + 64)}" for c in range(32) if chr(c) not in "\n\t"}
-_CONTROL[0x7F] = "^?"
-_CONTROL.update({c: f"\\x{c:02x}" for c in range(0x80, 0xA0)})
-_CONTROL.update(dict.fromkeys(range(0xD800, 0xE000), "\ufffd"))
-_TRANSLATE = str.maketrans(_CONTROL)
-_ONE_LINE = str.maketrans({0x0A: " ", 0x09: " ", **_CONTROL})
-_UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
-_UNSAFE_ONE_LINE = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 
 
 def printable(text: str, *, one_line: bool = False) -> str:
     """``text`` safe for a terminal: every C0 control character but newline and tab, DEL and
     every C1 control character shown as a caret or ``\\x`` escape (``\\x1b]2;t\\x07`` is
     ``^[]2;t^G``), so no escape sequence from a tool or a model reaches the terminal; with
-    ``one_line``, newlines and tabs become spaces too.  One scan (in C) when nothing needs
-    changing."""
-    if (_UNSAFE_ONE_LINE if one_line else _UNSAFE).search(text) is None:
+    ``one_line``, newlines and tabs become spaces too.  One or two scans (in C) when nothing
+    needs changing."""
+    if text.isprintable():  # no control or surrogate code point at all: one C-level scan
         return text
-    return text.translate(_ONE_LINE if one_line else _TRANSLATE)
+    unsafe, unsafe_one_line, translate, one_line_table = _tables()
+    if (unsafe_one_line if one_line else unsafe).search(text) is None:
+        return text
+    return text.translate(one_line_table if one_line else translate)
+
+
+@functools.cache
+def _tables() -> tuple[re.Pattern[str], re.Pattern[str], dict[int, str], dict[int, str]]:
+    """The patterns and translation tables (built on first use: a start that prints only
+    plain text, such as ``headwire --version``, never builds them)."""
+    control: dict[int, str] = {c: f"^{chr(c + 64)}" for c in range(32) if chr(c) not in "\n\t"}
+    control[0x7F] = "^?"
+    control.update({c: f"\\x{c:02x}" for c in range(0x80, 0xA0)})
+    control.update(dict.fromkeys(range(0xD800, 0xE000), "\ufffd"))
+    return (
+        re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]"),
+        re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]"),
+        str.maketrans(control),
+        str.maketrans({0x0A: " ", 0x09: " ", **control}),
+    )

@@ -73,11 +73,15 @@ def test_one_long_mcp_text_costs_twice_its_bytes(tmp_path: Path) -> None:
     )
 
 
-@pytest.mark.parametrize("kind", ["binary"])
+@pytest.mark.parametrize("kind", ["binary", "random"])
 def test_binary_shell_output_costs_its_bytes(tmp_path: Path, kind: str) -> None:
+    """``binary``: a NUL first (upstream's sniff).  ``random``: random bytes with no NUL
+    anywhere, which the first 512 bytes do not reveal (issue 28: it was decoded into a string
+    of up to four bytes per byte and copied, 770 MB for 64 MiB)."""
     size = 16 * MB
     blob = tmp_path / "blob.bin"
-    blob.write_bytes(b"\x00" + os.urandom(size - 1))
+    noise = os.urandom(size - 1).replace(b"\x00", b"\x01")
+    blob.write_bytes((b"\x00" if kind == "binary" else b"\x01") + noise)
     control = peak_mb(tmp_path / "one", {"tool": "run_shell_command", "args": {"command": "echo"}})
     turn = {"tool": "run_shell_command", "args": {"command": f"cat {blob}"}}
     peak = peak_mb(tmp_path / "big", turn)

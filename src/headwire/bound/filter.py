@@ -115,7 +115,7 @@ class BoundFilter:
         lines.pop()  # the empty piece after the last terminator
         first = self.stats.lines + 1
         self.stats.lines += len(lines)
-        if well_formed(lines) if self.validate else lines_pass_quick_check(lines):
+        if well_formed(lines) if self.validate else lines_pass_quick_check(lines, block):
             return block
         check = line_problem if self.validate else quick_line_problem
         for offset, line in enumerate(lines):

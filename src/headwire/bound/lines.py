@@ -166,13 +166,15 @@ _first_byte = operator.itemgetter(0)
 _last_byte = operator.itemgetter(-1)
 
 
-def lines_pass_quick_check(lines: list[bytes]) -> bool:
+def lines_pass_quick_check(lines: list[bytes], block: bytes | None = None) -> bool:
     """Whether every one of ``lines`` (terminators removed) passes :func:`quick_line_problem`
     unparsed, decided without a Python-level loop.
 
     Every line must be non-empty, open with ``{``/``[`` in its first byte, close with
-    ``}``/``]`` in its last and be UTF-8.  Other runs (blank, indented or CRLF lines, anything
-    else) are checked line by line instead, with the same outcome.
+    ``}``/``]`` in its last and be UTF-8 (``block``, when given, is the lines with their
+    terminators, as read, checked for UTF-8 whole without a copy).  Other runs (blank,
+    indented or CRLF lines, anything else) are checked line by line instead, with the same
+    outcome.
     """
     try:
         if not _OPENERS.issuperset(map(_first_byte, lines)):
@@ -181,6 +183,8 @@ def lines_pass_quick_check(lines: list[bytes]) -> bool:
             return False
     except IndexError:  # an empty line
         return False
+    if block is not None:  # the lines joined, as read: checked whole, without a copy
+        return block.isascii() or _is_utf8(block)
     non_ascii = list(itertools.filterfalse(bytes.isascii, lines))
     return not non_ascii or _is_utf8(b"\n".join(non_ascii))
 

@@ -15,13 +15,15 @@ import io
 import os
 import sys
 from dataclasses import fields
-from typing import BinaryIO, cast
+from typing import TYPE_CHECKING, BinaryIO, cast
 
 from headwire.bound import BoundFilter, BoundStats, Format
 from headwire.cli.parsing import Parser
 from headwire.errors import ExitCode
 from headwire.io.stdio import warn
-from headwire.protocol.schema.stream import StreamCheck
+
+if TYPE_CHECKING:  # loaded by --validate only: a plain filter does not build the schema
+    from headwire.protocol.schema.stream import StreamCheck
 
 __all__ = [
     "READ_SIZE",
@@ -175,7 +177,11 @@ def run_bound(args: list[str]) -> int:
     try:
         for name in names:
             flt = BoundFilter(fmt, validate=options.validate, measure=options.stats)
-            check = StreamCheck(options.format) if options.validate else None
+            check = None
+            if options.validate:
+                from headwire.protocol.schema.stream import StreamCheck
+
+                check = StreamCheck(options.format)
             if name is None or name == "-":
                 _pump(sys.stdin.buffer, out, flt, name, check)
             else:

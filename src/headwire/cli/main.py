@@ -17,6 +17,12 @@ import sys
 def main(argv: list[str] | None = None) -> int:
     """Run the command line and return the process exit code."""
     args = sys.argv[1:] if argv is None else argv
+    if args[:1] in (["--version"], ["-v"]) and len(args) == 1:  # first: the least imported
+        from headwire import __version__
+        from headwire.io.stdio import say
+
+        say(__version__)
+        return 0
     from headwire.io.stdio import install_excepthook
 
     install_excepthook()
@@ -40,12 +46,6 @@ def main(argv: list[str] | None = None) -> int:
         from headwire.cli.trust_cmd import run_trust
 
         return run_trust(args[1:])
-    if args[:1] in (["--version"], ["-v"]) and len(args) == 1:
-        from headwire import __version__
-        from headwire.io.stdio import say
-
-        say(__version__)
-        return 0
     from headwire.cli.agent_cmd import run_agent
     from headwire.io.credentials import withhold_credentials
     from headwire.io.memory import pin_mmap_threshold

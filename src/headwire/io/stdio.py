@@ -26,12 +26,15 @@ from __future__ import annotations
 import contextlib
 import functools
 import sys
-from types import TracebackType
-from typing import IO, TYPE_CHECKING, Any
 
 from headwire.printable import printable
 
-if TYPE_CHECKING:
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy reads it as such)
+
+if TYPE_CHECKING:  # annotations only: ``--version`` imports no ``typing`` machinery
+    from types import TracebackType
+    from typing import IO, Any
+
     from rich.console import Console
 
 __all__ = [

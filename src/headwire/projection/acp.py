@@ -20,12 +20,14 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from headwire.projection.fair_share import allocate_payload_budgets, share_payload_budget
+from headwire.projection.fair_share import allocate_payload_budgets, share_payload_budget_sized
 from headwire.projection.json_string import (
     JSON_STRING_DELIMITER_BYTES,
+    bounded_payload_bytes,
     json_string_json_bytes,
     json_string_payload_bytes,
     truncate_json_string_payload,
+    truncate_sized,
 )
 from headwire.wire.size import json_size
 
@@ -128,27 +130,29 @@ def _project_content(original: Blocks) -> Blocks:
         return _fallback_content()
     available = ACP_TOOL_RESULT_JSON_BYTE_BUDGET - _skeleton_bytes(len(original))
     texts: list[str] = [block["content"]["text"] for block in original]
-    shared = share_payload_budget(texts, available, ACP_TRUNCATION_MARKER)
-    if shared is None:
+    sized = share_payload_budget_sized(texts, available, ACP_TRUNCATION_MARKER)
+    if sized is None:
         return _fallback_content()
+    shared, payloads = sized
     if shared is texts:
         return original
     projected: Blocks = [
         block if new is old else _text_block(new)
         for block, old, new in zip(original, texts, shared, strict=True)
     ]
-    if json_size(projected) <= ACP_TOOL_RESULT_JSON_BYTE_BUDGET:
+    # the skeleton holds every block's quotes; the payloads are exact (counted by the cuts)
+    if _skeleton_bytes(len(projected)) + sum(payloads) <= ACP_TOOL_RESULT_JSON_BYTE_BUDGET:
         return projected
     return _fallback_content()
 
 
 def _project_raw_output(value: str) -> str:
     payload_budget = ACP_TOOL_RESULT_JSON_BYTE_BUDGET - JSON_STRING_DELIMITER_BYTES
-    scanned = json_string_payload_bytes(value, payload_budget)
+    scanned = bounded_payload_bytes(value, payload_budget)
     if scanned <= payload_budget:
         return value
-    projected = truncate_json_string_payload(value, scanned, payload_budget, ACP_TRUNCATION_MARKER)
-    if json_string_json_bytes(projected) <= ACP_TOOL_RESULT_JSON_BYTE_BUDGET:
+    projected, size = truncate_sized(value, scanned, payload_budget, ACP_TRUNCATION_MARKER)
+    if size + JSON_STRING_DELIMITER_BYTES <= ACP_TOOL_RESULT_JSON_BYTE_BUDGET:
         return projected
     return ACP_TRUNCATION_MARKER
 

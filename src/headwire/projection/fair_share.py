@@ -9,13 +9,10 @@ skeleton and marker; both call :func:`share_payload_budget`.
 
 from __future__ import annotations
 
-from headwire.projection.json_string import (
-    json_string_payload_bytes,
-    truncate_json_string_payload,
-)
+from headwire.projection.json_string import bounded_payload_bytes, truncate_sized
 from headwire.wire.size import payload_bytes
 
-__all__ = ["allocate_payload_budgets", "share_payload_budget"]
+__all__ = ["allocate_payload_budgets", "share_payload_budget", "share_payload_budget_sized"]
 
 
 def allocate_payload_budgets(demands: list[int], available: int, reserve: int) -> list[int] | None:
@@ -71,23 +68,33 @@ def share_payload_budget(texts: list[str], available: int, marker: str) -> list[
     stay whole and large ones share the remainder evenly, the lower indices taking the odd
     bytes.  No text is scanned further than the budget it could get.
     """
+    shared = share_payload_budget_sized(texts, available, marker)
+    return None if shared is None else shared[0]
+
+
+def share_payload_budget_sized(
+    texts: list[str], available: int, marker: str
+) -> tuple[list[str], list[int]] | None:
+    """:func:`share_payload_budget` and the payload bytes of each resulting text (exact:
+    counted by the scans and cuts that produced them)."""
     remaining = available
-    scans: list[tuple[int, int]] = []  # (stop_after, result) of the first pass, per text
+    # (stop_after, result) of the first pass, per text: exact when it fits, else stop + 1
+    scans: list[tuple[int, int]] = []
     for text in texts:
-        size = json_string_payload_bytes(text, remaining)
+        size = bounded_payload_bytes(text, remaining)
         scans.append((remaining, size))
         remaining -= size
         if remaining < 0:
             break
     else:
-        return texts
+        return texts, [size for _, size in scans]
 
     def bounded(index: int, stop: int) -> int:
-        """``json_string_payload_bytes(texts[index], stop)``, from the first pass when it
-        scanned at least as far (a result over its stop only says "more than the stop")."""
+        """``bounded_payload_bytes(texts[index], stop)``, from the first pass when it scanned
+        at least as far (a result over its stop only says "more than the stop")."""
         if index < len(scans) and scans[index][0] >= stop:
             return min(scans[index][1], stop + 1)
-        return json_string_payload_bytes(texts[index], stop)
+        return bounded_payload_bytes(texts[index], stop)
 
     reserve = payload_bytes(marker)
     reserves = [min(bounded(i, reserve), reserve) for i in range(len(texts))]
@@ -101,9 +108,8 @@ def share_payload_budget(texts: list[str], available: int, marker: str) -> list[
     allocations = allocate_payload_budgets(demands, available, reserve)
     if allocations is None:
         return None
-    return [
-        text
-        if demand <= allocation
-        else truncate_json_string_payload(text, demand, allocation, marker)
+    cut = [
+        truncate_sized(text, demand, allocation, marker)
         for text, demand, allocation in zip(texts, demands, allocations, strict=True)
     ]
+    return [text for text, _ in cut], [size for _, size in cut]

@@ -16,7 +16,14 @@ import math
 from collections.abc import Callable
 
 from headwire.errors import HeadwireError
-from headwire.wire.size import json_size, payload_bytes, plain_payload_bytes
+from headwire.wire.size import (
+    DENSE_SAMPLE,
+    escape_dense,
+    escaped_payload_bytes,
+    json_size,
+    payload_bytes,
+    plain_payload_bytes,
+)
 
 __all__ = [
     "JSON_STRING_DELIMITER_BYTES",
@@ -40,6 +47,7 @@ step when galloping away from an interpolated estimate."""
 
 
 _payload = payload_bytes
+_SURROGATE_RANGE = ("\ud800", "\udfff")
 
 
 class _Surrogates(HeadwireError):
@@ -49,6 +57,15 @@ class _Surrogates(HeadwireError):
 def _plain_payload(s: str) -> int:
     """:func:`_payload` of a slice without surrogate code points (raises :class:`_Surrogates`)."""
     size = plain_payload_bytes(s)
+    if size is None:
+        raise _Surrogates
+    return size
+
+
+def _dense_payload(s: str) -> int:
+    """:func:`_plain_payload` counted by :func:`escaped_payload_bytes` (faster where escapes
+    are dense; the same number)."""
+    size = escaped_payload_bytes(s)
     if size is None:
         raise _Surrogates
     return size
@@ -165,19 +182,33 @@ def _search(window: str, budget: int, from_end: bool) -> tuple[str, int, int, in
     none saw every unit up to the cut (and the unit after it, when it measured that one), and
     there normalizing changes nothing: ``units`` agrees with the normalized window that far.
     """
+    dense = len(window) > DENSE_SAMPLE and escape_dense(window, from_end=from_end)
     try:
-        return window, *_fit_count(window, budget, from_end, _plain_payload)
+        return window, *_fit_count(
+            window, budget, from_end, _dense_payload if dense else _plain_payload
+        )
     except _Surrogates:
         units = _join_pairs(window)
         return units, *_fit_count(units, budget, from_end, _payload)
 
 
-def _select(window: str, budget: int, from_end: bool) -> str:
-    """The longest run of whole units at the start (or end) of ``window`` that fits ``budget``."""
-    window, k, _, _ = _search(window, budget, from_end)
+def _select(window: str, budget: int, from_end: bool) -> tuple[str, int]:
+    """The longest run of whole units at the start (or end) of ``window`` that fits ``budget``,
+    and its payload bytes."""
+    window, k, cost, _ = _search(window, budget, from_end)
     if from_end:
-        return window[len(window) - k :] if k else ""
-    return window[:k]
+        return (window[len(window) - k :] if k else ""), cost
+    return window[:k], cost
+
+
+def _prefix_sized(value: str, budget: int) -> tuple[str, int]:
+    return _select(value[: max(budget, 0) + 2], budget, from_end=False)
+
+
+def _suffix_sized(value: str, budget: int) -> tuple[str, int]:
+    if budget <= 0:
+        return "", 0
+    return _select(value[-(budget + 2) :], budget, from_end=True)
 
 
 def select_prefix(value: str, budget: int) -> str:
@@ -186,14 +217,12 @@ def select_prefix(value: str, budget: int) -> str:
     Equal, unit for unit, to walking forwards and stopping at the first unit that does not fit;
     a surrogate pair is never split.
     """
-    return _select(value[: max(budget, 0) + 2], budget, from_end=False)
+    return _prefix_sized(value, budget)[0]
 
 
 def select_suffix(value: str, budget: int) -> str:
     """The longest run of whole units at the end of ``value`` whose payload fits ``budget``."""
-    if budget <= 0:
-        return ""
-    return _select(value[-(budget + 2) :], budget, from_end=True)
+    return _suffix_sized(value, budget)[0]
 
 
 def truncate_json_string_payload(
@@ -205,15 +234,40 @@ def truncate_json_string_payload(
     ``payload_budget`` the value is returned unchanged.  When the budget is smaller than the
     marker, the result is a head-only prefix without the marker.
     """
+    return truncate_sized(value, original_payload_bytes, payload_budget, marker)[0]
+
+
+def truncate_sized(
+    value: str, original_payload_bytes: int, payload_budget: int, marker: str
+) -> tuple[str, int]:
+    """:func:`truncate_json_string_payload` and the payload bytes of its result, counted from
+    the searches that cut it (equal to :func:`json_string_payload_bytes` of the result; an
+    unchanged ``value`` is counted as ``original_payload_bytes``, exact when it fits)."""
     if original_payload_bytes <= payload_budget:
-        return value
+        return value, original_payload_bytes
     marker_bytes = _payload(marker)
     if payload_budget < marker_bytes:
-        return select_prefix(value, payload_budget)
+        return _prefix_sized(value, payload_budget)
     source_budget = payload_budget - marker_bytes
     head_budget = math.floor(source_budget * 0.2)
     tail_budget = source_budget - head_budget
-    return select_prefix(value, head_budget) + marker + select_suffix(value, tail_budget)
+    head, head_cost = _prefix_sized(value, head_budget)
+    tail, tail_cost = _suffix_sized(value, tail_budget)
+    text = head + marker + tail
+    if (
+        not marker
+        or _SURROGATE_RANGE[0] <= marker[0] <= _SURROGATE_RANGE[1]
+        or (_SURROGATE_RANGE[0] <= marker[-1] <= _SURROGATE_RANGE[1])
+    ):  # the joins could pair surrogates: count the result itself
+        return text, _payload(text)
+    return text, head_cost + marker_bytes + tail_cost
+
+
+def bounded_payload_bytes(value: str, stop_after: int) -> int:
+    """The payload bytes of ``value`` when they are ``<= stop_after``, else ``stop_after + 1``
+    (all a fits-or-not decision needs; cheaper than :func:`json_string_payload_bytes`, which
+    also finds the running count at the unit that passes ``stop_after``)."""
+    return _bounded_payload(value, stop_after)
 
 
 def project_json_string(text: str, json_byte_budget: int, marker: str) -> str:
@@ -227,8 +281,8 @@ def project_json_string(text: str, json_byte_budget: int, marker: str) -> str:
     scanned = _bounded_payload(text, payload_budget)
     if scanned <= payload_budget:
         return text
-    projected = truncate_json_string_payload(text, scanned, payload_budget, marker)
-    if json_string_json_bytes(projected) <= json_byte_budget:
+    projected, size = truncate_sized(text, scanned, payload_budget, marker)
+    if size + JSON_STRING_DELIMITER_BYTES <= json_byte_budget:
         return projected
     fallback = select_prefix(marker, payload_budget)
     return fallback if json_string_json_bytes(fallback) <= json_byte_budget else ""

@@ -191,6 +191,10 @@ class Policy:
             if any(r.whole_tool and names_tool(r, tool.name) for r in self._state.allow):
                 return Ruling("allow")
             return self._refuse(tool, args, mode)
+        if mode == "yolo" and not any(r.words for r in self._state.deny):
+            # what follows would allow it without a command deny rule: the line is not
+            # parsed (a one-shot ``--yolo`` run never loads the shell parser)
+            return Ruling("allow")
         analysis = analyze(command)
         match = denies(analysis, self._state.deny)
         if match.rule is not None:

@@ -20,6 +20,7 @@ out: the model gets the same preview with the reason instead of a path, the disp
 from __future__ import annotations
 
 import asyncio
+import codecs
 import contextlib
 import fcntl
 import os
@@ -58,6 +59,11 @@ OUTPUT_THRESHOLD = 30_000
 MAX_CAPTURE_BYTES = 64 * 1024 * 1024
 BINARY_SNIFF_BYTES = 512
 """Output with a NUL byte this early is binary (upstream's ``isBinary`` sample size)."""
+LOOKS_BINARY_MIN_BYTES = 4096
+"""Outputs up to this size are classified by upstream's sniff alone (upstream's sniff window)."""
+LOOKS_BINARY_INVALID_RATIO = 4
+"""A longer output is binary when more than 1 byte in this many is not valid UTF-8."""
+CLASSIFY_CHUNK = 1 << 20
 READ_CHUNK = 256 * 1024
 PIPE_SIZE = 1024 * 1024
 EOF_GRACE_S = 0.2
@@ -274,15 +280,44 @@ def is_binary(data: bytes) -> bool:
     return b"\x00" in data[:BINARY_SNIFF_BYTES]
 
 
+def is_binary_output(data: bytes) -> bool:
+    """Whether the shell's output is binary: :func:`is_binary`, or, past the first
+    :data:`LOOKS_BINARY_MIN_BYTES` bytes, more than one byte in
+    :data:`LOOKS_BINARY_INVALID_RATIO` that is not part of valid UTF-8 (random or compressed
+    bytes, whatever their first bytes; text in a legacy 8-bit encoding stays well under it).
+
+    Checked in :data:`CLASSIFY_CHUNK` slices with an incremental decoder, so the whole output
+    is never held as a string; it stops as soon as the answer is certain."""
+    if is_binary(data):
+        return True
+    size = len(data)
+    if size <= LOOKS_BINARY_MIN_BYTES:
+        return False
+    limit = size // LOOKS_BINARY_INVALID_RATIO
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    view = memoryview(data)
+    invalid = 0
+    for start in range(0, size, CLASSIFY_CHUNK):
+        piece = view[start : start + CLASSIFY_CHUNK]
+        text = decoder.decode(piece, final=start + CLASSIFY_CHUNK >= size)
+        # U+FFFD that was not in the bytes (an encoded U+FFFD is text; one split across two
+        # slices is counted once too often, which cannot matter at this ratio)
+        invalid += text.count("\ufffd") - data.count(b"\xef\xbf\xbd", start, start + CLASSIFY_CHUNK)
+        del text
+        if invalid > limit:
+            return True
+    return False
+
+
 def output_text(result: RunResult) -> tuple[str, ...]:
     """The output as upstream shows it (UTF-8 with invalid bytes replaced, ANSI-stripped,
     trimmed), as parts: the text, then upstream's notice when the capture cap was hit.
     ``()`` when there is no output.
 
-    Output that :func:`is_binary` is not decoded at all, as upstream stops decoding a stream
-    once it sniffs binary: its text is empty (a 64 MiB binary dump would otherwise become a
-    string of up to four bytes per byte, then copies of it)."""
-    if is_binary(result.data):
+    Output that :func:`is_binary_output` is not decoded at all, as upstream stops decoding a
+    stream once it sniffs binary: its text is empty (a 64 MiB binary dump would otherwise
+    become a string of up to four bytes per byte, then copies of it)."""
+    if is_binary_output(result.data):
         text = ""
     else:
         text = _ANSI.sub("", result.data.decode("utf-8", errors="replace")).strip()
@@ -469,11 +504,14 @@ class ShellTool:
         return None
 
     def needs_approval(self, args: dict[str, Any], mode: ApprovalMode) -> bool:
-        """Execution asks unless ``yolo``; plainly read-only commands never ask."""
-        command = args.get("command")
-        if isinstance(command, str) and not args.get("is_background") and is_read_only(command):
+        """Execution asks unless ``yolo``; plainly read-only commands never ask (parsed only
+        when the mode would ask: ``yolo`` never loads the shell parser for this)."""
+        if not approval_needed(self.kind, mode):
             return False
-        return approval_needed(self.kind, mode)
+        command = args.get("command")
+        return not (
+            isinstance(command, str) and not args.get("is_background") and is_read_only(command)
+        )
 
     def _cwd(self, args: dict[str, Any], ctx: ToolContext) -> Path | ToolOutcome:
         directory = args.get("directory")

@@ -395,7 +395,11 @@ def test_fake_as_subprocess(tmp_path: Path) -> None:
     st.lists(
         st.dictionaries(
             st.text(max_size=5),
-            st.one_of(st.integers(), st.text(max_size=8), st.lists(st.booleans(), max_size=2)),
+            st.one_of(
+                st.integers(-(2**53), 2**53),
+                st.text(max_size=8),
+                st.lists(st.booleans(), max_size=2),
+            ),
             max_size=3,
         ),
         min_size=1,

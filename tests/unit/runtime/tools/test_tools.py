@@ -13,6 +13,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
+from hypothesis import given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
 
 from headwire.runtime.tools import shell as shell_module
 from headwire.runtime.tools.base import ApprovalMode, Tool, ToolContext, ToolOutcome
@@ -660,3 +663,41 @@ def test_shell_output_sniffed_as_binary_is_not_decoded() -> None:
     capped = RunResult(binary, len(binary) * 2, 0, "exit")
     (notice,) = output_text(capped)
     assert notice.startswith("[Output exceeded the maximum captured size")
+
+
+def test_shell_output_of_random_bytes_is_binary_whatever_its_first_bytes() -> None:
+    """Past upstream's sniff window, output that is mostly not UTF-8 is binary (not decoded),
+    without a NUL anywhere; text in a legacy 8-bit encoding, or holding encoded U+FFFD, and a
+    short output stay upstream's (decoded)."""
+    import random
+
+    from headwire.runtime.tools.shell import LOOKS_BINARY_MIN_BYTES, RunResult, is_binary_output
+
+    noise = random.Random(28).randbytes(3 << 20).replace(b"\x00", b"\x01")
+    assert is_binary_output(noise)
+    assert output_text_of(b"text line\n" * 100 + noise) == ()
+    latin1 = ("Les élèves déjà arrivés à l'école.\n" * 20_000).encode("latin-1")
+    assert not is_binary_output(latin1)
+    replacement = ("ok \ufffd\ufffd\n" * 20_000).encode()
+    assert not is_binary_output(replacement)
+    short = noise[:LOOKS_BINARY_MIN_BYTES]
+    assert not is_binary_output(short)
+    assert RunResult(short, len(short), 0, "exit").data == short
+
+
+def output_text_of(data: bytes) -> tuple[str, ...]:
+    from headwire.runtime.tools.shell import RunResult, output_text
+
+    return output_text(RunResult(data, len(data), 0, "exit"))
+
+
+@hypothesis_settings(max_examples=40, deadline=None)
+@given(
+    st.text(alphabet=st.characters(codec="utf-8", exclude_characters="\x00"), min_size=1),
+    st.integers(1, 900),
+)
+def test_valid_utf8_shell_output_is_never_binary(text: str, repeat: int) -> None:
+    """Any valid UTF-8 without an early NUL is text, however long."""
+    from headwire.runtime.tools.shell import is_binary_output
+
+    assert not is_binary_output((text * repeat).encode())
