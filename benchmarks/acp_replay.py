@@ -1,6 +1,6 @@
 """Throughput and peak memory of ACP ``session/load`` against a plain line-by-line read.
 
-Writes a recorded session straight in the recording format (``headwire.runtime.recording``)
+Writes a recorded session straight in the recording format (``headwire.runtime.store.recording``)
 into a temporary ``HEADWIRE_HOME``: one prompt, then ``--results`` tool calls (default 1,000),
 each an ``assistant`` record announcing a ``run_shell_command`` call and a ``tool_result`` record
 whose display is ``--result-kb`` KB of output (default 256) and whose model text is the bounded
@@ -39,7 +39,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SRC = ROOT / "src"
 sys.path.insert(0, str(SRC))
 
-from headwire.runtime.storage import chats_dir  # noqa: E402
+from headwire.runtime.store.storage import chats_dir  # noqa: E402
 from headwire.wire import encode  # noqa: E402
 
 TARGET_RATIO = 0.30

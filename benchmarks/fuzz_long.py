@@ -424,7 +424,7 @@ def run_atheris(
     with atheris.instrument_imports(include=["headwire"]):
         import headwire.acp.server
         import headwire.bound
-        import headwire.cli.session_cmd
+        import headwire.cli.run.session
         import headwire.runtime.agents.definitions
         import headwire.runtime.mcp.config
         import headwire.runtime.models.scripted  # noqa: F401

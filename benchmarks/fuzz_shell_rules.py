@@ -37,8 +37,8 @@ from tests.fuzz.shell_lines import (  # noqa: E402
     gen_read_only_line,
 )
 
-from headwire.runtime.shell_rules import allows, denies, read_only  # noqa: E402
-from headwire.runtime.shell_syntax import analyze  # noqa: E402
+from headwire.runtime.policy.shell_rules import allows, denies, read_only  # noqa: E402
+from headwire.runtime.policy.shell_syntax import analyze  # noqa: E402
 
 CLAIMS = ("allow", "read-only", "deny")
 

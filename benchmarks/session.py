@@ -7,7 +7,7 @@ Two measurements, both with the scripted model (no network, no model latency):
    tool (499,999 bytes of output, bounded to a 65,536-byte ``tool_result.content`` on the wire)
    and then answers ``done``.  After each turn the child's ``VmHWM`` (peak RSS) and ``VmRSS``
    are read from ``/proc``.  Target: peak at turn 100 within 10% of the peak at turn 10.
-2. **Transport overhead, in process.**  The same :class:`~headwire.cli.session_cmd.Session`
+2. **Transport overhead, in process.**  The same :class:`~headwire.cli.run.session.Session`
    routes the input lines and writes every message to ``/dev/null``; the time spent in
    ``handle_line`` (parse and route the ``user`` line) and in ``send`` (encode, frame, write
    each message of the turn) is summed per turn.  Target: under 2 ms per turn (median and
@@ -35,8 +35,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from headwire.cli.flags import apply_compat, build_parser  # noqa: E402
-from headwire.cli.session_cmd import Session  # noqa: E402
+from headwire.cli.flags.agent import apply_compat, build_parser  # noqa: E402
+from headwire.cli.run.session import Session  # noqa: E402
 from headwire.io.writer import WireWriter  # noqa: E402
 from headwire.protocol.messages import JsonDict  # noqa: E402
 from headwire.runtime.models.base import Model, ModelEvent, ModelRequest  # noqa: E402

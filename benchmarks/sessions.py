@@ -6,7 +6,7 @@ under 0.5 s; ``headwire sessions export ID --format html`` of a session with 200
 from spawn to exit; ``headwire --version`` is timed in the same run as the baseline of process
 start-up, and the table gives each command's ratio to it.
 
-The fixtures are written with the real :class:`headwire.runtime.recording.Recorder`, with the
+The fixtures are written with the real :class:`headwire.runtime.store.recording.Recorder`, with the
 fields the agent records.  The 100 MB recordings are sparse (a real head and tail around a hole
 the file system does not store), so generating them is fast while ``list`` still sees 100 MB
 files; two of them are real 100 MB recordings holding one 100 MB tool output each.
@@ -30,8 +30,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "src"), str(ROOT)]
 
-from headwire.runtime.recording import Recorder  # noqa: E402
-from headwire.runtime.storage import ArtifactStore  # noqa: E402
+from headwire.runtime.store.recording import Recorder  # noqa: E402
+from headwire.runtime.store.storage import ArtifactStore  # noqa: E402
 
 MB = 1_000_000
 

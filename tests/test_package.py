@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 import headwire
-from headwire.cli.docs import GENERATOR, render
+from headwire.cli.docs.cli import GENERATOR, render
 
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
@@ -50,7 +50,8 @@ def test_cli_reference_is_generated_from_the_parsers() -> None:
 
 
 def test_cli_reference_covers_every_flag() -> None:
-    from headwire.cli import bound_cmd, flags
+    from headwire.cli.commands import bound as bound_cmd
+    from headwire.cli.flags import agent as flags
 
     text = render()
     for parser in (flags.build_parser(), bound_cmd._parser()):
@@ -63,7 +64,7 @@ def test_cli_reference_covers_every_flag() -> None:
 def test_cli_reference_module_prints_it() -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "COLUMNS": "40"}
     done = subprocess.run(
-        [sys.executable, "-m", "headwire.cli.docs"],
+        [sys.executable, "-m", "headwire.cli.docs.cli"],
         capture_output=True,
         env=env,
         check=True,

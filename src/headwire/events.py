@@ -1,13 +1,13 @@
 """The agent's one event stream: what happened in a turn, as frozen values.
 
-:class:`~headwire.runtime.agent.Agent` publishes every event of a turn to one
+:class:`~headwire.runtime.agent.loop.Agent` publishes every event of a turn to one
 :data:`EventSink`; each front end subscribes and turns them into its own output:
 
 * the headless emitter (:mod:`headwire.headless`) -> ``system``/``assistant``/``user``/
   ``stream_event``/``result`` messages -> a transport (text, json, stream-json, a session) and
   the Dual Output sidecar;
 * the ACP updates (:mod:`headwire.acp.event_updates`) -> ``session/update`` notifications;
-* the recorder (:mod:`headwire.runtime.record_events`) -> the session's JSONL recording.
+* the recorder (:mod:`headwire.runtime.store.record_events`) -> the session's JSONL recording.
 
 Events carry data only, never wire messages, and nothing in them is projected: a
 :class:`ToolFinished` holds the full display and the model-facing text; each consumer bounds
@@ -22,7 +22,7 @@ Each tool call then runs: :class:`ToolCallPending`, :class:`ToolStarted` (only w
 allowed to run), any :class:`ToolProgress`, :class:`ToolFinished`.  A turn opens with
 :class:`TurnStarted` and :class:`UserPrompt` and ends with exactly one :class:`TurnFinished`,
 also when it is cancelled or fails.  A compaction of the conversation
-(:mod:`headwire.runtime.context_keeper`) is :class:`CompactionStarted` then
+(:mod:`headwire.runtime.agent.context_keeper`) is :class:`CompactionStarted` then
 :class:`CompactionFinished`, before a model call's :class:`ModelCallStarted`, or after it when
 the provider refused the request as too long (the call is then made again), or between turns
 for a manual one.
@@ -313,7 +313,7 @@ class HookRan:
     ``outcome``: ``success``, ``blocked`` (exit code 2 or a deny), ``error`` (any other exit
     code, a failed start), ``timeout`` (killed) or ``cancelled``; ``exit_code`` is ``None``
     when the process did not end by itself.  ``stdout``/``stderr`` are kept whole here (at most
-    :data:`headwire.runtime.hook_process.MAX_OUTPUT_BYTES` each); the wire bounds them.
+    :data:`headwire.runtime.hooks.runner.MAX_OUTPUT_BYTES` each); the wire bounds them.
     """
 
     event: str

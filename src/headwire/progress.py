@@ -7,7 +7,7 @@ reason and the rule or flag that would allow it, the assistant's text, the subag
 under their calls.  It also knows what is live right now (the tool calls running, the text a
 model call is streaming) so a renderer can draw a live region with elapsed times.  The clock
 is passed in (``now``, in seconds); nothing here reads a clock or writes anything.  The
-renderer lives in :mod:`headwire.cli.progress`.
+renderer lives in :mod:`headwire.cli.run.progress`.
 
 Everything shown comes from tools and models and may hold terminal control sequences:
 every string a note carries, and the streaming text of the live region, went through
@@ -92,7 +92,7 @@ DENIAL_CHARS = 2000
 def allow_hint(mode: str) -> str:
     """The REPL's hint under a call a person refused: none, except in plan mode.  (Without a
     person, the refusal itself ends with the policy's advice: the rules or flags that allow
-    that exact call, :func:`headwire.runtime.policy.allow_hint`.)"""
+    that exact call, :func:`headwire.runtime.policy.live.allow_hint`.)"""
     return "/approval-mode default asks before running it" if mode == "plan" else ""
 
 

@@ -282,7 +282,7 @@ def nested(key: str, value: Any) -> dict[str, Any]:
 
 
 def test_every_settings_key_the_docs_name_is_accepted(tmp_path: Path) -> None:
-    from headwire.runtime.settings import settings_schema
+    from headwire.runtime.config.settings import settings_schema
 
     keys = documented_keys()
     assert {"security.auth.selectedType", "security.auth.baseUrl", "model.name"} <= set(keys)

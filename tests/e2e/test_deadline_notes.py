@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from headwire.runtime.limits import low_time_note
+from headwire.runtime.agent.limits import low_time_note
 from tests.e2e.helpers import run_cli
 from tests.fakes.fake_openai import FakeOpenAI
 

@@ -305,8 +305,8 @@ def test_no_hooks_no_hook_machinery(tmp_path: Path) -> None:
         proc = run(fake, tmp_path, "--yolo", "-p", "go", PYTHONPROFILEIMPORTTIME="1")
     assert proc.returncode == 0, proc.stderr
     assert "headwire.events" in proc.stderr  # the import log is there
-    assert "headwire.runtime.hooks" not in proc.stderr
-    assert "headwire.runtime.hook_process" not in proc.stderr
+    assert "headwire.runtime.hooks.decide" not in proc.stderr
+    assert "headwire.runtime.hooks.runner" not in proc.stderr
     assert hook_messages(proc.stdout) == []
 
 

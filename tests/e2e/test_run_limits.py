@@ -1,5 +1,5 @@
 """Run limits count every model call and tool call of the run, subagents' (nested ones too)
-included, through the one gate of :mod:`headwire.runtime.limits`; ``--max-tool-calls`` and
+included, through the one gate of :mod:`headwire.runtime.agent.limits`; ``--max-tool-calls`` and
 ``model.maxSubagentDepth`` as Qwen Code 0.24.4 has them.
 
 The model is the fake OpenAI server of ``tests/fakes`` (its request log is the count of model

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from headwire.cli.slash import parse
+from headwire.cli.run.slash import parse
 from tests.e2e.helpers import run_cli
 from tests.fakes.fake_openai import FakeOpenAI
 

@@ -101,8 +101,8 @@ def test_set_permission_mode_reaches_a_running_subagent(tmp_path: Path) -> None:
 
 
 def test_acp_set_mode_uses_the_same_live_policy() -> None:
-    from headwire.runtime.agent import AgentConfig
-    from headwire.runtime.policy import Policy
+    from headwire.runtime.agent.loop import AgentConfig
+    from headwire.runtime.policy.live import Policy
 
     config = AgentConfig(session_id="s", cwd=Path("."), model_name="m", policy=Policy("yolo"))
     view = config.policy.narrowed(None)  # what a running subagent holds

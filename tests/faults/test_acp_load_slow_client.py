@@ -21,8 +21,8 @@ from typing import Any
 
 from headwire import events as ev
 from headwire.acp.event_updates import EventUpdates
-from headwire.runtime.record_events import RecordingSubscriber
-from headwire.runtime.recording import Recorder
+from headwire.runtime.store.record_events import RecordingSubscriber
+from headwire.runtime.store.recording import Recorder
 from headwire.runtime.tools.registry import builtin_tools
 from headwire.wire import encode
 from tests.e2e.helpers import env_for

@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 
 from headwire.acp.replay import INTERRUPTED_TEXT
-from headwire.runtime.recording import INTERRUPTED_CALL_MESSAGE
+from headwire.runtime.store.recording import INTERRUPTED_CALL_MESSAGE
 from headwire.wire import encode
 from tests.e2e.helpers import run_cli
 from tests.fakes.fake_openai import FakeOpenAI

@@ -110,7 +110,7 @@ STEPS: dict[str, Step] = {
         [{"text": UNIQUE_OBJECTS}],
         ["--json-schema", '{"type":"array","uniqueItems":true}'],
         _nothing,
-        lambda cli: _child(cli, "headwire.runtime.structured") or _cpu_s(cli) > 3,
+        lambda cli: _child(cli, "headwire.runtime.agent.structured") or _cpu_s(cli) > 3,
     ),
     "glob": (
         [_many("glob", {"pattern": "*a*a*a*a*a*a*a*a*a*a*b"}), SLEEP],

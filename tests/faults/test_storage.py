@@ -17,8 +17,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from headwire.runtime.recording import RECORDING_FAILURE_MESSAGE
-from headwire.runtime.storage import chats_dir
+from headwire.runtime.store.recording import RECORDING_FAILURE_MESSAGE
+from headwire.runtime.store.storage import chats_dir
 from tests.e2e.helpers import BIG_COMMAND, run_cli, write_script
 from tests.fakes.fake_openai import FakeOpenAI
 from tests.faults.util import json_output, no_traceback, run, start

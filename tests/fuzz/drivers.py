@@ -4,7 +4,7 @@ Each driver feeds one input to the real reader in this process and returns what 
 each ``check_*`` function states the target's invariant and raises :class:`AssertionError`
 on a finding.  The invariants (from the modules' docstrings):
 
-* stream-JSON session (:class:`headwire.cli.session_cmd.Session`): the run ends (no hang)
+* stream-JSON session (:class:`headwire.cli.run.session.Session`): the run ends (no hang)
   with exit code 0; every stdout line is one JSON object; every non-blank input line is handled:
   a bad line gets an error ``result`` (in its place in the turn queue, naming its line number)
   or, when it carried a string ``request_id``, an error ``control_response``, plus a stderr
@@ -47,8 +47,8 @@ import orjson
 
 from headwire.acp.server import AcpServer
 from headwire.cli.build import open_acp_runtime
-from headwire.cli.flags import apply_compat, build_parser
-from headwire.cli.session_cmd import Session
+from headwire.cli.flags.agent import apply_compat, build_parser
+from headwire.cli.run.session import Session
 from headwire.io.writer import WireWriter
 from headwire.projection import (
     ACP_TRUNCATION_MARKER,
@@ -59,7 +59,7 @@ from headwire.projection import (
     project_tool_result_content,
 )
 from headwire.protocol import jsonrpc as rpc
-from headwire.runtime.agent import Agent
+from headwire.runtime.agent.loop import Agent
 from headwire.runtime.models.base import (
     Finished,
     ModelEvent,

@@ -4,7 +4,7 @@ Run it over the tests whose inputs make good seeds, then commit what changed::
 
     PYTHONPATH=src:. python -m pytest -p tests.fuzz.record_corpus -q -p no:cacheprovider \\
         tests/unit/acp/test_jsonrpc.py tests/unit/acp/test_server.py \\
-        tests/unit/bound/test_bound.py tests/unit/cli/test_bound_cmd.py \\
+        tests/unit/bound/test_bound.py tests/unit/cli/commands/test_bound.py \\
         tests/unit/runtime/mcp/test_mcp.py tests/e2e/test_session.py \\
         tests/e2e/test_acp_stdio.py tests/e2e/test_headless_modes.py \\
         tests/e2e/test_subagent_e2e.py tests/e2e/test_sdk_headwire.py
@@ -128,7 +128,7 @@ def install() -> None:
     """Patch the readers and the process launchers (idempotent per process)."""
     from headwire import bound
     from headwire.acp.server import AcpServer
-    from headwire.cli.session_cmd import Session
+    from headwire.cli.run.session import Session
     from headwire.projection import acp as acp_projection
     from headwire.projection import headless
     from headwire.protocol import jsonrpc

@@ -36,9 +36,9 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from headwire.runtime.rules import parse_rule
-from headwire.runtime.shell_rules import READ_ONLY_COMMANDS, allows, denies, read_only
-from headwire.runtime.shell_syntax import analyze
+from headwire.runtime.policy.rules import parse_rule
+from headwire.runtime.policy.shell_rules import READ_ONLY_COMMANDS, allows, denies, read_only
+from headwire.runtime.policy.shell_syntax import analyze
 
 SECRET = "TOP-SECRET-7f3a9c"
 ALLOW_RULES = [parse_rule("run_shell_command(echo)"), parse_rule("Bash(git status:*)")]

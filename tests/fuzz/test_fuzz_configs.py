@@ -10,7 +10,7 @@ Each reader takes text or JSON from outside and may fail only with its own error
   :func:`load_agents` skips bad files (undecodable ones included) with a note;
 * MCP: :func:`parse_mcp_config_arg` -> :class:`McpConfigError`; :func:`parse_mcp_servers` and
   :func:`parse_acp_servers` report problems as messages; settings files
-  (:func:`headwire.runtime.settings.load_settings`) -> :class:`SettingsError`, then
+  (:func:`headwire.runtime.config.settings.load_settings`) -> :class:`SettingsError`, then
   :func:`load_mcp_servers` -> :class:`McpConfigError`; every accepted server is consistent (a
   stdio server has a command, an HTTP one an http(s) URL, a timeout is a positive integer that
   converts to seconds).
@@ -27,6 +27,7 @@ from typing import Any
 from hypothesis import given
 
 from headwire.runtime.agents.definitions import AgentFileError, load_agents, parse_agent_file
+from headwire.runtime.config.settings import SettingsError, load_settings
 from headwire.runtime.mcp.config import (
     McpConfigError,
     ServerConfig,
@@ -38,7 +39,6 @@ from headwire.runtime.mcp.config import (
 )
 from headwire.runtime.models.base import ModelError, ModelRequest
 from headwire.runtime.models.scripted import ScriptedModel, ScriptError, parse_script
-from headwire.runtime.settings import SettingsError, load_settings
 from tests.fuzz.common import (
     Chooser,
     dumps,

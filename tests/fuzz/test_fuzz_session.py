@@ -1,7 +1,7 @@
 """Fuzz the persistent stream-JSON session: its input reader and its control protocol.
 
 Inputs are batches of lines (corpus seeds, their mutations, a grammar of the protocol's
-messages, arbitrary bytes) fed to a real :class:`headwire.cli.session_cmd.Session` in this
+messages, arbitrary bytes) fed to a real :class:`headwire.cli.run.session.Session` in this
 process, through a pipe and its reader thread (``--model scripted:done``) or line by line with
 the fuzz tool and generated ``can_use_tool`` answers; a few batches go to ``python -m
 headwire`` itself.  The invariants are :func:`tests.fuzz.drivers.check_session`'s.

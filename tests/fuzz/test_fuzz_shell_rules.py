@@ -17,8 +17,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from headwire.runtime.shell_rules import allows, denies, read_only
-from headwire.runtime.shell_syntax import analyze
+from headwire.runtime.policy.shell_rules import allows, denies, read_only
+from headwire.runtime.policy.shell_syntax import analyze
 from tests.fuzz.common import fuzz_settings
 from tests.fuzz.shell_lines import (
     ALLOW_RULES,

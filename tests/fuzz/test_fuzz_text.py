@@ -36,7 +36,7 @@ from mcp.shared.message import SessionMessage
 from headwire.runtime.mcp.stdio import _parse
 from headwire.runtime.models.base import ModelError, ModelRequest, TextDelta, ToolCall
 from headwire.runtime.models.openai import OpenAIModel
-from headwire.runtime.recording import Recorder, read_records
+from headwire.runtime.store.recording import Recorder, read_records
 from headwire.runtime.tools.base import ToolContext, ToolOutcome
 from headwire.runtime.tools.registry import builtin_tools
 from headwire.wire import dumps, encode, loads

@@ -220,7 +220,7 @@ def test_allowed_tool_names_are_exact(tmp_path: Path) -> None:
 
 def test_parsed_commands_unit() -> None:
     """The parser behind the command rules: every command of the line, quotes understood."""
-    from headwire.runtime.shell_syntax import analyze
+    from headwire.runtime.policy.shell_syntax import analyze
 
     def names(command: str) -> list[list[str | None]]:
         return [[w.literal for w in c.words] for c in analyze(command).commands]

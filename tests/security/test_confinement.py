@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from headwire.runtime.storage import ArtifactStore
+from headwire.runtime.store.storage import ArtifactStore
 from headwire.runtime.tools import atomic as write_path_module
 from headwire.runtime.tools import grep as grep_module
 from headwire.runtime.tools import ls as ls_module

@@ -14,8 +14,8 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from headwire.cli.settings_docs import render, security_block
-from headwire.runtime.settings import schema_keys
+from headwire.cli.docs.settings import render, security_block
+from headwire.runtime.config.settings import schema_keys
 from headwire.runtime.trust import (
     NARROWING_VALUES,
     PROJECT_TABLE,
@@ -86,7 +86,10 @@ def test_context_file_name_is_a_file_name(tmp_path: Path) -> None:
     (home / ".headwire").mkdir(parents=True)
     (home / ".headwire" / "settings.json").write_text('{"env": {"USER_SECRET": "SECRET-42"}}')
     settings = proj / ".headwire" / "settings.json"
-    names = ["QWEN.md", str(tmp_path / "abs-secret")]  # "../x": tests/unit/runtime/test_settings
+    names = [
+        "QWEN.md",
+        str(tmp_path / "abs-secret"),
+    ]  # "../x": tests/unit/runtime/config/test_settings
     settings.write_text(json.dumps({"context": {"fileName": names}}))
     with FakeOpenAI([{"text": "ok"}]) as fake:
         proc = _openai(fake, ["-p", "hi"], tmp_path)
@@ -171,9 +174,9 @@ def test_trust_only_adds(entry: Any, value: Any) -> None:
 
 
 READERS = {
-    "runtime/settings.py": ("project_may(", "resolve_inside("),
-    "runtime/context_files.py": ("project_may(", "read_project_file("),
-    "cli/project_trust.py": ("project_may(",),
+    "runtime/config/settings.py": ("project_may(", "resolve_inside("),
+    "runtime/config/context_files.py": ("project_may(", "read_project_file("),
+    "cli/flags/trust.py": ("project_may(",),
     "runtime/tools/glob.py": ("read_project_file(",),
 }
 """Every module that reads project-controlled files or keys, and what it must call: the table
@@ -235,7 +238,7 @@ def test_docs_carry_the_generated_trust_table() -> None:
     security = (ROOT / "docs" / "security.md").read_text()
     assert security_block() in security, (
         "docs/security.md's trust table is stale: regenerate it with "
-        "`python -m headwire.cli.settings_docs --security docs/security.md`"
+        "`python -m headwire.cli.docs.settings --security docs/security.md`"
     )
     settings = (ROOT / "docs" / "settings.md").read_text()
     assert settings == render()

@@ -314,7 +314,7 @@ def test_openai_model_registers_its_key(monkeypatch: pytest.MonkeyPatch) -> None
 
 
 def test_resume_cannot_reach_outside_the_chats_folder(tmp_path: Path) -> None:
-    from headwire.runtime.recording import RecordingError, find_session
+    from headwire.runtime.store.recording import RecordingError, find_session
 
     outside = tmp_path / "secret.jsonl"
     outside.write_text('{"type":"user","message":{"role":"user","content":"secret"}}\n')

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from headwire.runtime.recording import Recorder, SessionInUseError, find_session
-from headwire.runtime.storage import chats_dir, legacy_chats_dir
+from headwire.runtime.store.recording import Recorder, SessionInUseError, find_session
+from headwire.runtime.store.storage import chats_dir, legacy_chats_dir
 from tests.e2e.helpers import Proc, env_for, run_cli, write_script
 from tests.fakes.fake_openai import FakeOpenAI
 from tests.faults.util import no_traceback, start, wait_until

@@ -1,7 +1,7 @@
 """``session/load``: a recorded session replayed through the live projection, streamed.
 
-The recording (:mod:`headwire.runtime.recording`, written by
-:mod:`headwire.runtime.record_events`) is read one line at a time.  Each record is turned back
+The recording (:mod:`headwire.runtime.store.recording`, written by
+:mod:`headwire.runtime.store.record_events`) is read one line at a time.  Each record is turned back
 into the agent events it recorded (:meth:`Replayer.events_of`), and those go through the same
 :class:`~headwire.acp.event_updates.EventUpdates` the live session's subscriber used, so the
 replay sends what the live session sent: the same chunks, every tool call with its
@@ -47,7 +47,7 @@ import orjson
 
 from headwire import events as ev
 from headwire.acp.event_updates import EventUpdates
-from headwire.runtime.recording import read_records
+from headwire.runtime.store.recording import read_records
 from headwire.runtime.tools.base import Tool
 from headwire.wire import loads
 

@@ -89,16 +89,16 @@ from headwire.io.writer import WireWriter
 from headwire.protocol import acp_peer as peer
 from headwire.protocol import jsonrpc as rpc
 from headwire.protocol.messages import JsonDict
-from headwire.runtime.agent import Agent
-from headwire.runtime.permissions import Decision
-from headwire.runtime.recording import (
+from headwire.runtime.agent.loop import Agent
+from headwire.runtime.policy.permissions import Decision
+from headwire.runtime.store.recording import (
     Recorder,
     RecordingError,
     conversation_of,
     find_session,
     open_recording,
 )
-from headwire.runtime.storage import data_dir
+from headwire.runtime.store.storage import data_dir
 from headwire.runtime.tools.base import Tool
 
 __all__ = ["AcpServer", "AcpSession", "OpenRuntime", "SessionRuntime", "prompt_text", "run_acp"]
@@ -345,7 +345,7 @@ class AcpServer:
         )
         info: Callable[[str], JsonDict | None] | None = None
         if getattr(self.args, "include_bound_records", False):
-            from headwire.runtime.trajectory import artifact_info
+            from headwire.runtime.store.trajectory import artifact_info
 
             info = artifact_info
         runtime.events.subscribe(SessionUpdates(self, session, runtime.agent.tools, info))

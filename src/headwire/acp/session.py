@@ -20,8 +20,8 @@ from headwire import events as ev
 from headwire.acp.event_updates import EventUpdates
 from headwire.protocol import jsonrpc as rpc
 from headwire.protocol.messages import JsonDict
-from headwire.runtime.agent import Agent
-from headwire.runtime.recording import Recorder
+from headwire.runtime.agent.loop import Agent
+from headwire.runtime.store.recording import Recorder
 from headwire.runtime.tools.base import Tool
 
 __all__ = [

@@ -25,29 +25,29 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from headwire import __version__
-from headwire.cli.flags import split_list
+from headwire.cli.flags.agent import split_list
 from headwire.errors import UsageError
 from headwire.events import Broadcast
 from headwire.io.stdio import warn
-from headwire.runtime.agent import Agent, AgentConfig, AskPermission
+from headwire.runtime.agent.context_keeper import ContextSettings
+from headwire.runtime.agent.loop import Agent, AgentConfig, AskPermission
 from headwire.runtime.agents.definitions import load_agents
 from headwire.runtime.agents.tool import AgentTool
-from headwire.runtime.context_keeper import ContextSettings
+from headwire.runtime.config.settings import Settings
 from headwire.runtime.models.base import Model, Usage
-from headwire.runtime.record_events import RecordingSubscriber
-from headwire.runtime.recording import (
+from headwire.runtime.store.record_events import RecordingSubscriber
+from headwire.runtime.store.recording import (
     Recorder,
     RecordingError,
     conversation_of,
     latest_session,
     resolve_session,
 )
-from headwire.runtime.settings import Settings
-from headwire.runtime.storage import ArtifactStore, data_dir
+from headwire.runtime.store.storage import ArtifactStore, data_dir
 from headwire.runtime.tools.base import ApprovalMode, Tool
 
 if TYPE_CHECKING:
-    from headwire.runtime.hook_process import HookRunner
+    from headwire.runtime.hooks.runner import HookRunner
     from headwire.runtime.skills import Skill
 
 Closer = Callable[[], Awaitable[None]]
@@ -66,7 +66,7 @@ class SessionPlan:
 
 
 def _resumed(session_id: str, path: Path) -> SessionPlan:
-    from headwire.runtime.meter import recorded_usage
+    from headwire.runtime.agent.meter import recorded_usage
 
     return SessionPlan(session_id, conversation_of(path), recorded_usage(path))
 
@@ -108,10 +108,10 @@ def plan_session(args: argparse.Namespace, cwd: Path, root: Path | None = None) 
 
 def build_model(args: argparse.Namespace, settings: Settings | None = None) -> Model:
     """The model the flags ask for: scripted (offline) or a provider's server
-    (:func:`headwire.cli.model_flags.model_from_flags`, the settings' ``security.auth.*`` and
+    (:func:`headwire.cli.flags.model.model_from_flags`, the settings' ``security.auth.*`` and
     ``model.*`` under the flags and the environment), wrapped with its ``--fallback-model``
     list when there is one."""
-    from headwire.cli.model_flags import model_from_flags, provider_settings
+    from headwire.cli.flags.model import model_from_flags, provider_settings
 
     choice = provider_settings(settings) if settings is not None else None
     model = model_from_flags(args, choice)
@@ -139,7 +139,7 @@ async def close_model(model: Model) -> None:
 
 async def check_flags(args: argparse.Namespace) -> None:
     """Fail fast on flags that cannot work (the model's setup), before serving anything."""
-    from headwire.cli.settings_apply import settings_for
+    from headwire.cli.flags.settings import settings_for
 
     await close_model(build_model(args, settings_for(args, Path.cwd())))
 
@@ -283,12 +283,12 @@ async def build_runtime(
     ``acp_servers``: the ``mcpServers`` an ACP client sent (then the settings files and
     ``--mcp-config`` are not read).
     """
-    from headwire.cli.contract_flags import contract_config
-    from headwire.cli.permission_flags import core_names, only_tools, policy_from_args
-    from headwire.cli.project_trust import project_agents_dir, trusted_project
-    from headwire.cli.settings_apply import apply_settings, inline_agents, settings_for
-    from headwire.runtime.context_files import load_context
-    from headwire.runtime.rules import split_rules
+    from headwire.cli.flags.contract import contract_config
+    from headwire.cli.flags.permissions import core_names, only_tools, policy_from_args
+    from headwire.cli.flags.settings import apply_settings, inline_agents, settings_for
+    from headwire.cli.flags.trust import project_agents_dir, trusted_project
+    from headwire.runtime.config.context_files import load_context
+    from headwire.runtime.policy.rules import split_rules
     from headwire.runtime.tools.registry import canonical_name
     from headwire.runtime.tools.toolset import ToolOptions, session_tools
 
@@ -412,7 +412,7 @@ def _skills(
 ) -> dict[str, Skill]:
     """The session's skills by name (project ones only in a trusted folder, one note when
     skipped), after the ``skills.*`` settings."""
-    from headwire.cli.project_trust import project_skills_allowed
+    from headwire.cli.flags.trust import project_skills_allowed
     from headwire.runtime.skills import discover, skill_roots, visible
 
     levels = settings.skills_disabled_levels
@@ -441,8 +441,8 @@ def _hooks(settings: Settings, cwd: Path) -> HookRunner | None:
     layers = settings.hook_layers()
     if not layers:
         return None
-    from headwire.runtime.hook_process import HookRunner
-    from headwire.runtime.hooks import hook_table
+    from headwire.runtime.hooks.decide import hook_table
+    from headwire.runtime.hooks.runner import HookRunner
 
     return HookRunner(
         hook_table(layers),

@@ -27,26 +27,26 @@ def main(argv: list[str] | None = None) -> int:
 
     install_excepthook()
     if args[:1] == ["bound"]:
-        from headwire.cli.bound_cmd import run_bound
+        from headwire.cli.commands.bound import run_bound
 
         return run_bound(args[1:])
     if args[:1] == ["schema"]:
-        from headwire.cli.schema_cmd import run_schema
+        from headwire.cli.commands.schema import run_schema
 
         return run_schema(args[1:])
     if args[:1] == ["doctor"]:
-        from headwire.cli.doctor_cmd import run_doctor
+        from headwire.cli.commands.doctor import run_doctor
 
         return run_doctor(args[1:])
     if args[:1] == ["sessions"]:
-        from headwire.cli.sessions_cmd import run_sessions
+        from headwire.cli.commands.sessions import run_sessions
 
         return run_sessions(args[1:])
     if args[:1] == ["trust"]:
-        from headwire.cli.trust_cmd import run_trust
+        from headwire.cli.commands.trust import run_trust
 
         return run_trust(args[1:])
-    from headwire.cli.agent_cmd import run_agent
+    from headwire.cli.run.oneshot import run_agent
     from headwire.io.credentials import withhold_credentials
     from headwire.io.memory import pin_mmap_threshold
     from headwire.io.signals import ignore_until_exit

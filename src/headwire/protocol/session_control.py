@@ -4,7 +4,7 @@
 protocol, which the Qwen and Claude SDKs speak: the client writes JSON lines, the CLI writes
 stream-JSON.  :class:`SessionControl` holds the protocol's state and turns what arrives into
 :data:`Action` values; it reads and writes nothing, runs no turn and knows no agent (h11's
-style: bytes-free events in, actions out).  The runner (:mod:`headwire.cli.session_cmd`)
+style: bytes-free events in, actions out).  The runner (:mod:`headwire.cli.run.session`)
 performs the actions.
 
 **Mode.** The first ``control_request`` ``initialize`` or ``user`` message fixes the mode

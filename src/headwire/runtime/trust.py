@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from headwire.io.lines import open_regular
-from headwire.runtime.storage import private_dir
+from headwire.runtime.store.storage import private_dir
 
 TRUST_FILE = "trusted.json"
 TRUST_ENV = "HEADWIRE_TRUST_PROJECT"

@@ -5,7 +5,7 @@
 * :mod:`~headwire.transcript.terminal`, :mod:`~headwire.transcript.markdown`,
   :mod:`~headwire.transcript.html_page`, :mod:`~headwire.transcript.json_doc`: renderings.
 
-Reading files (recordings, artifacts) is :mod:`headwire.runtime.sessions`'s job.
+Reading files (recordings, artifacts) is :mod:`headwire.runtime.store.sessions`'s job.
 """
 
 from headwire.transcript.builder import TranscriptBuilder, build_transcript

@@ -1,7 +1,7 @@
 """A session recording as an ATIF trajectory (Agent Trajectory Interchange Format, v1.8).
 
-:func:`render_atif` turns the records of a recording (:mod:`headwire.runtime.record_events`, in
-file order) into one ATIF document, I/O-free; ``--trajectory-out`` and ``headwire sessions
+:func:`render_atif` turns the records of a recording (:mod:`headwire.runtime.store.record_events`,
+in file order) into one ATIF document, I/O-free; ``--trajectory-out`` and ``headwire sessions
 export --format atif`` write it.  What each field means:
 
 * ``steps``: one step per ``user`` record (``source: "user"``, the prompt text) and one per

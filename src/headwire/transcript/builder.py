@@ -1,8 +1,8 @@
 """Records to a :class:`~headwire.transcript.model.Transcript` (pure).
 
-:class:`TranscriptBuilder` takes the records of ``runtime/recording.py`` one at a time, in file
-order, and keeps only bounded excerpts, so a recording of gigabytes builds a transcript of a few
-megabytes.  Reading the artifact of a tool result is I/O: the caller passes a function for it.
+:class:`TranscriptBuilder` takes the records of ``runtime/store/recording.py`` one at a time, in
+file order, and keeps only bounded excerpts, so a recording of gigabytes builds a transcript of a
+few megabytes.  Reading the artifact of a tool result is I/O: the caller passes a function for it.
 
 The wire view is rebuilt from the recording the way the emitter builds it
 (:func:`headwire.boundary.select_display`, then

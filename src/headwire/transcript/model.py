@@ -1,7 +1,7 @@
 """A session recording as a person reads it: turns, messages, tool calls (pure data).
 
 :mod:`headwire.transcript.builder` makes a :class:`Transcript` from the records of
-``runtime/recording.py``; the renderers read it.  Every text in it is an
+``runtime/store/recording.py``; the renderers read it.  Every text in it is an
 :class:`~headwire.transcript.excerpt.Excerpt` of at most :data:`EXCERPT_BYTES`.
 
 What each tool call holds:

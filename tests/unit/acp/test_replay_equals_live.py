@@ -1,7 +1,7 @@
 """``session/load`` equals live, as a property: any session the agent can produce, recorded by the
 real recorder and replayed by the real replayer, gives the updates the live projection sent.
 
-A small simulator publishes well-formed event streams as :class:`headwire.runtime.agent.Agent`
+A small simulator publishes well-formed event streams as :class:`headwire.runtime.agent.loop.Agent`
 and the ``agent`` tool do (deltas in any order and size, tool calls that succeed, fail, are
 refused, start and get cancelled; subagents whose inner calls are cancelled with them; streams
 cut off mid-answer; the server ending a turn early, with events still arriving after it).  The
@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 from headwire import events as ev
 from headwire.acp.event_updates import EventUpdates
 from headwire.acp.replay import Replayer, stream_records
-from headwire.runtime.record_events import RecordingSubscriber
-from headwire.runtime.recording import Recorder
+from headwire.runtime.store.record_events import RecordingSubscriber
+from headwire.runtime.store.recording import Recorder
 from headwire.runtime.tools.registry import builtin_tools
 from headwire.wire import encode
 from tests.strategies import ATOMS

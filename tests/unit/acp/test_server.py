@@ -22,8 +22,8 @@ from headwire.cli.build import open_acp_runtime
 from headwire.io.writer import WireWriter
 from headwire.projection import ACP_TRUNCATION_MARKER, project_acp_tool_call_update
 from headwire.protocol import jsonrpc as rpc
-from headwire.runtime.agent import Agent
-from headwire.runtime.recording import Recorder
+from headwire.runtime.agent.loop import Agent
+from headwire.runtime.store.recording import Recorder
 from headwire.runtime.tools.base import ApprovalMode, Tool, ToolContext, ToolOutcome
 from headwire.runtime.tools.registry import builtin_tools
 from headwire.wire import encode
@@ -306,7 +306,7 @@ class _Harness:
     """A real server and agent (scripted model) in process; the test plays the client."""
 
     def __init__(self, tmp_path: Path, turns: list[dict[str, Any]]) -> None:
-        from headwire.cli.flags import build_parser
+        from headwire.cli.flags.agent import build_parser
 
         script = tmp_path / "script.jsonl"
         script.write_text("".join(json.dumps(t) + "\n" for t in turns))

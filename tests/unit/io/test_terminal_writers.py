@@ -27,7 +27,7 @@ from hypothesis import given, settings
 from rich.text import Text
 
 from headwire import events as ev
-from headwire.cli.progress import TerminalProgress
+from headwire.cli.run.progress import TerminalProgress
 from headwire.io import stdio
 from headwire.progress import ProgressFeed
 from headwire.transports import make_transport
@@ -40,15 +40,15 @@ STDOUT_WRITERS: dict[str, str] = {
     "headwire.io.writer": "the wire (protocol bytes), and the text answer after for_terminal",
     "headwire.io.stdio": "the terminal writer itself (say, for_terminal)",
     "headwire.acp.server": "takes the wire's descriptor, then diverts sys.stdout to stderr",
-    "headwire.cli.result_guard": "a startup failure's error result (protocol bytes)",
-    "headwire.cli.demo": "the demo's stream-JSON lines (protocol bytes)",
-    "headwire.cli.bound_cmd": "the bounded stream (protocol bytes)",
-    "headwire.cli.sessions_cmd": "render_terminal (every string through printable) and "
+    "headwire.cli.run.result_guard": "a startup failure's error result (protocol bytes)",
+    "headwire.cli.commands.demo": "the demo's stream-JSON lines (protocol bytes)",
+    "headwire.cli.commands.bound": "the bounded stream (protocol bytes)",
+    "headwire.cli.commands.sessions": "render_terminal (every string through printable) and "
     "export bytes through for_terminal",
-    "headwire.cli.schema_cmd": "the wire's JSON Schema (generated from code)",
-    "headwire.cli.docs": "docs generated from code",
-    "headwire.cli.settings_docs": "docs generated from code",
-    "headwire.cli.wire_docs": "docs generated from code",
+    "headwire.cli.commands.schema": "the wire's JSON Schema (generated from code)",
+    "headwire.cli.docs.cli": "docs generated from code",
+    "headwire.cli.docs.settings": "docs generated from code",
+    "headwire.cli.docs.wire": "docs generated from code",
     "headwire.runtime.tools.worker": "a worker process's JSON answer to its parent",
 }
 """Every module that writes to stdout, and what it writes there."""

@@ -23,7 +23,7 @@ from headwire.runtime.tools.base import ApprovalMode, ToolContext, ToolKind, Too
 from headwire.runtime.tools.registry import canonical_name
 
 if TYPE_CHECKING:
-    from headwire.runtime.agent import Agent
+    from headwire.runtime.agent.loop import Agent
 
 AGENT_TOOL_NAME = "agent"
 
@@ -150,10 +150,10 @@ class AgentTool:
 
 def _spawn(parent: Agent, definition: AgentDefinition, call_id: str) -> Agent:
     """A child agent sharing the parent's model, event stream, artifacts and cancellation, the
-    run's limits (one :class:`~headwire.runtime.limits.RunLimits`: its model and tool calls
+    run's limits (one :class:`~headwire.runtime.agent.limits.RunLimits`: its model and tool calls
     count with the parent's), and its live permission policy (a view never looser than the
     definition's ``approvalMode``)."""
-    from headwire.runtime.agent import Agent
+    from headwire.runtime.agent.loop import Agent
 
     config = dataclasses.replace(
         parent.config,

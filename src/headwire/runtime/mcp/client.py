@@ -38,8 +38,8 @@ from headwire.runtime.environment import tool_environment
 from headwire.runtime.mcp.config import ServerConfig, TransportKind
 from headwire.runtime.mcp.stdio import ProcessState, StdioLaunch, stdio_transport
 from headwire.runtime.mcp.tool import McpCallError, McpTool, Progress
-from headwire.runtime.schema import schema_problem
 from headwire.runtime.tools.base import Tool
+from headwire.runtime.tools.schema import schema_problem
 
 Status = Literal["connecting", "connected", "failed", "disconnected"]
 DEFAULT_CONNECT_TIMEOUT_S = 30.0

@@ -3,8 +3,8 @@
 Sources, merged in this order (a later source wins per server name):
 
 1. the settings layers (user ``settings.json``, project ``.headwire/settings.json``,
-   ``--settings``), read and validated by :mod:`headwire.runtime.settings` (a project's servers
-   only in a trusted folder, :mod:`headwire.runtime.trust`; their ``$VAR`` never expand
+   ``--settings``), read and validated by :mod:`headwire.runtime.config.settings` (a project's
+   servers only in a trusted folder, :mod:`headwire.runtime.trust`; their ``$VAR`` never expand
    headwire's credentials);
 2. each ``--mcp-config`` value, a JSON text or a file path, in the order given.
 
@@ -315,7 +315,7 @@ def load_mcp_servers(
     """Merge the settings layers' ``mcpServers`` and the ``--mcp-config`` values.
 
     ``settings_sources`` are ``(source, settings object)`` pairs in merge order, as
-    :meth:`headwire.runtime.settings.Settings.mcp_sources` gives them (the files are read and
+    :meth:`headwire.runtime.config.settings.Settings.mcp_sources` gives them (the files are read and
     validated there, and an untrusted project's servers already left out).  ``$VAR`` in the
     project's own file never expands headwire's credentials.  Returns the servers and notes
     about entries that were skipped (in-process SDK servers); a broken entry raises

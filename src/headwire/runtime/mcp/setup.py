@@ -46,7 +46,7 @@ async def start_mcp(
     """Load the configuration and connect every server; ``None`` when none is configured.
 
     ``settings_sources`` are the settings layers' ``(source, object)`` pairs
-    (:meth:`headwire.runtime.settings.Settings.mcp_sources`).  Raises :class:`McpConfigError`
+    (:meth:`headwire.runtime.config.settings.Settings.mcp_sources`).  Raises :class:`McpConfigError`
     for a broken entry of any source; skipped entries are noted on stderr.
     """
     servers, warnings = load_mcp_servers(settings_sources, cwd, cli_values, env)

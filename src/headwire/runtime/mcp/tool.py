@@ -137,7 +137,7 @@ class McpTool:
     def validate(self, args: dict[str, Any]) -> str | None:
         """Check ``args`` against the server's input schema: upstream's coercions ("12" ->
         12) first, then the whole JSON Schema; never raises (a bad schema is a refusal)."""
-        from headwire.runtime.schema import input_problem
+        from headwire.runtime.tools.schema import input_problem
 
         try:
             problem = check_args(self.parameters, args)

@@ -31,7 +31,7 @@ class ArtifactSink(Protocol):
 @runtime_checkable
 class TextArtifactSink(ArtifactSink, Protocol):
     """A sink that can also write a text's UTF-8 a piece at a time (no whole ``bytes`` copy);
-    see :meth:`headwire.runtime.storage.ArtifactStore.save_text`."""
+    see :meth:`headwire.runtime.store.storage.ArtifactStore.save_text`."""
 
     def save_text(
         self, tool_name: str, text: str, surrogates: Literal["replace", "pass"] = "replace"

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Literal
 
 from headwire.io.stdio import warn
-from headwire.runtime.storage import encode_text
+from headwire.runtime.store.storage import encode_text
 from headwire.runtime.tools.base import ArtifactSink, TextArtifactSink, ToolContext, ToolOutcome
 from headwire.runtime.tools.offload import in_thread
 

@@ -347,9 +347,9 @@ def is_exit_error(command: str, code: int | None) -> bool:
 
 def is_read_only(command: str) -> bool:
     """Whether the parsed command only runs read-only commands on paths that stay near the
-    working directory (:func:`headwire.runtime.shell_rules.is_read_only_command`; the
+    working directory (:func:`headwire.runtime.policy.shell_rules.is_read_only_command`; the
     permission policy also resolves the paths against the workspace)."""
-    from headwire.runtime.shell_rules import is_read_only_command
+    from headwire.runtime.policy.shell_rules import is_read_only_command
 
     return is_read_only_command(command)
 

@@ -40,7 +40,7 @@ _CPU_GRACE_S = 5
 """CPU seconds a worker may use past its timeout before the kernel stops it."""
 _PARENT_ENV = "HEADWIRE_WORKER_PARENT"
 _PR_SET_PDEATHSIG = 1
-WORKER_MODULES = ("headwire.runtime.tools.grep_worker", "headwire.runtime.structured")
+WORKER_MODULES = ("headwire.runtime.tools.grep_worker", "headwire.runtime.agent.structured")
 """Every module whose work runs in a worker (a test keeps this list true)."""
 
 

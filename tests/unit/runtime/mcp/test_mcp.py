@@ -32,7 +32,7 @@ from headwire.runtime.mcp.config import (
 )
 from headwire.runtime.mcp.results import render
 from headwire.runtime.mcp.tool import McpTool, mcp_tool_name, provider_safe_name, stable_name_hash
-from headwire.runtime.permissions import verdict
+from headwire.runtime.policy.permissions import verdict
 from headwire.runtime.tools.base import ToolContext, ToolOutcome
 from tests.paths import FAKES
 
@@ -175,7 +175,7 @@ def test_settings_problems_are_collected_not_raised() -> None:
 
 
 def _sources(home: Path, proj: Path) -> list[tuple[str, Any]]:
-    from headwire.runtime.settings import load_settings
+    from headwire.runtime.config.settings import load_settings
 
     return load_settings(home, proj).mcp_sources()
 

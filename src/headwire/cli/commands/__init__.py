@@ -1,0 +1,1 @@
+"""The subcommands: bound, sessions, doctor, schema, trust (and the demo)."""

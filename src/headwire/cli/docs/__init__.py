@@ -1,0 +1,1 @@
+"""Generators of the committed references: docs/cli.md, settings.md and wire.md."""

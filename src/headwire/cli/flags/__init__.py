@@ -1,0 +1,1 @@
+"""The command line's flags, one module per concern, and the parser they share."""

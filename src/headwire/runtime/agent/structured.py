@@ -1,0 +1,174 @@
+"""Structured output: the final answer of a turn as one JSON value that matches ``--json-schema``.
+
+The model is told the schema in its system prompt (:meth:`StructuredOutput.instructions`).  When
+a turn's model call ends without tool calls, its text is the candidate: surrounding whitespace
+and one Markdown code fence (```` ```json ````) are dropped, the rest must parse as JSON (no
+``NaN``) and validate (:mod:`headwire.runtime.agent.output_schema`).  A candidate that does not is
+answered with a user message naming what is wrong (:meth:`StructuredOutput.feedback`, at most
+:data:`MAX_PROBLEMS` problems), and the model tries again, at most ``retries`` times
+(:data:`STRUCTURED_OUTPUT_RETRIES`); then the turn ends with
+``error_max_structured_output_retries``.  Nothing that does not validate is ever accepted.
+
+The check runs in the cancellable worker (:mod:`headwire.runtime.tools.worker`,
+:meth:`StructuredOutput.check_in_worker`): a hostile answer can make ``jsonschema`` slow (30,000
+objects under ``uniqueItems`` compare pairwise), and there it holds no GIL of headwire's, is
+killed the moment the turn is cancelled (a signal, an interrupt), and gives up after
+:data:`CHECK_TIMEOUT_S` (the answer is then refused as one that could not be checked).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from headwire.errors import RunLimitError
+
+STRUCTURED_OUTPUT_RETRIES = 2
+"""Corrections a model gets after its first invalid answer (3 answers in all)."""
+MAX_PROBLEMS = 5
+"""Validation errors listed in one correction message."""
+CHECK_TIMEOUT_S = 30.0
+"""How long checking one answer may take before it is refused as uncheckable."""
+_PREVIEW = 200
+
+
+class StructuredOutputFailed(RunLimitError):
+    """The model used up its corrections without an answer that matches the schema."""
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """The check of one candidate answer: ``ok`` with its ``value``, or ``problem``."""
+
+    ok: bool
+    value: Any = None
+    problem: str = ""
+
+
+def _strip_fence(text: str) -> str:
+    body = text.strip()
+    if body.startswith("```") and body.endswith("```") and len(body) >= 6:
+        first_newline = body.find("\n")
+        if first_newline != -1:
+            return body[first_newline + 1 : -3].strip()
+    return body
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _where(path: Any) -> str:
+    return "/" + "/".join(str(p) for p in path) if path else "the top level"
+
+
+def _preview(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= _PREVIEW else flat[: _PREVIEW - 3] + "..."
+
+
+@dataclass(frozen=True, slots=True)
+class StructuredOutput:
+    """A run's ``--json-schema``: the schema, its validator and the corrections allowed."""
+
+    schema: dict[str, Any]
+    validator: Any
+    retries: int = STRUCTURED_OUTPUT_RETRIES
+
+    def instructions(self) -> str:
+        """The system prompt's part that asks for the structured answer."""
+        return (
+            "Your final answer is read by a program. When the task is done, reply with exactly "
+            "one JSON value and nothing else (no prose, no Markdown code fence) that validates "
+            "against this JSON Schema:\n" + json.dumps(self.schema, ensure_ascii=False)
+        )
+
+    def check(self, text: str) -> Verdict:
+        """Whether ``text`` is a JSON value that matches the schema."""
+        body = _strip_fence(text)
+        if not body:
+            return Verdict(False, problem="the answer was empty, not a JSON value")
+        try:
+            value = json.loads(body, parse_constant=_reject_constant)
+        except json.JSONDecodeError as exc:
+            return Verdict(
+                False,
+                problem=f"the answer is not JSON ({exc.msg} at line {exc.lineno} column "
+                f"{exc.colno}); it began: {_preview(body)}",
+            )
+        except (ValueError, RecursionError) as exc:
+            return Verdict(False, problem=f"the answer is not JSON ({exc})")
+        from jsonschema.exceptions import relevance
+
+        try:
+            errors = sorted(self.validator.iter_errors(value), key=relevance, reverse=True)
+        except RecursionError:
+            return Verdict(False, problem="the answer is nested too deeply to check")
+        if not errors:
+            return Verdict(True, value=value)
+        listed = [
+            f"at {_where(e.absolute_path)}: {_preview(e.message)}" for e in errors[:MAX_PROBLEMS]
+        ]
+        more = len(errors) - len(listed)
+        tail = f"; and {more} more" if more > 0 else ""
+        return Verdict(False, problem="it does not match the schema: " + "; ".join(listed) + tail)
+
+    async def check_in_worker(self, text: str, timeout_s: float = CHECK_TIMEOUT_S) -> Verdict:
+        """:meth:`check`, run in the cancellable worker: cancelling the caller kills it, and an
+        answer not checked within ``timeout_s`` is refused with a problem saying so."""
+        from headwire.runtime.tools.offload import StepTimedOut
+        from headwire.runtime.tools.worker import WorkerFailed, run_in_worker
+
+        request = {"schema": self.schema, "text": text}
+        try:
+            answer = await run_in_worker(__name__, request, timeout_s)
+        except StepTimedOut:
+            return Verdict(
+                False,
+                problem=f"the answer could not be checked against the schema within "
+                f"{timeout_s:g} s; give a smaller answer",
+            )
+        except WorkerFailed as exc:
+            return Verdict(False, problem=f"the answer could not be checked ({exc})")
+        return Verdict(bool(answer["ok"]), answer.get("value"), str(answer.get("problem", "")))
+
+    def feedback(self, problem: str) -> str:
+        """The user message that asks the model to correct its answer."""
+        return (
+            f"Your answer cannot be used: {problem}. Reply again with only the corrected JSON "
+            "value that validates against the JSON Schema in your instructions."
+        )
+
+    def failure(self, problem: str) -> str:
+        """The error ``result``'s message when no correction helped."""
+        return (
+            f"The answer did not match --json-schema after {self.retries + 1} attempts; "
+            f"the last one: {problem}"
+        )
+
+
+def _check(request: dict[str, Any]) -> dict[str, Any]:
+    """The worker's job: :meth:`StructuredOutput.check` of ``request["text"]``."""
+    from headwire.runtime.agent.output_schema import check_schema
+
+    structured = StructuredOutput(request["schema"], check_schema(request["schema"]))
+    verdict = structured.check(request["text"])
+    return {"ok": verdict.ok, "value": verdict.value, "problem": verdict.problem}
+
+
+def main() -> None:
+    """The worker process: check one answer, write its verdict."""
+    from headwire.runtime.tools.worker import serve
+
+    serve(_check)
+
+
+__all__ = [
+    "CHECK_TIMEOUT_S",
+    "MAX_PROBLEMS",
+    "STRUCTURED_OUTPUT_RETRIES",
+    "StructuredOutput",
+    "StructuredOutputFailed",
+    "Verdict",
+]

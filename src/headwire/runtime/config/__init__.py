@@ -1,0 +1,1 @@
+"""What a session is configured with: settings, prices, context files, the prompt."""

@@ -1,0 +1,1 @@
+"""What is kept on disk: the data directory, artifacts, recordings, the session index."""
