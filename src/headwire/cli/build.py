@@ -289,6 +289,7 @@ async def build_runtime(
     from headwire.cli.flags.trust import project_agents_dir, trusted_project
     from headwire.runtime.config.context_files import load_context
     from headwire.runtime.policy.rules import split_rules
+    from headwire.runtime.policy.shell_rules import is_read_only_command
     from headwire.runtime.tools.registry import canonical_name
     from headwire.runtime.tools.toolset import ToolOptions, session_tools
 
@@ -311,6 +312,7 @@ async def build_runtime(
             todo_write=settings.todo_write_enabled,
             web_fetch_allow_private=settings.web_fetch_allow_private,
             todo_dir=root / "todos",
+            shell_read_only=is_read_only_command,
         )
         tools = session_tools(options, core or None, split_rules(args.exclude_tools) or None)
         if only is not None:

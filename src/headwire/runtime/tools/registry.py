@@ -32,7 +32,7 @@ from headwire.runtime.tools.grep import GrepTool
 from headwire.runtime.tools.ls import ListDirectoryTool
 from headwire.runtime.tools.read_file import ReadFileTool
 from headwire.runtime.tools.read_ledger import ReadLedger
-from headwire.runtime.tools.shell import ShellTool
+from headwire.runtime.tools.shell import ReadOnlyCheck, ShellTool, nothing_is_read_only
 from headwire.runtime.tools.write_file import WriteFileTool
 
 CORE_TOOLS = frozenset(
@@ -145,15 +145,18 @@ def rule_matches(rule: str, name: str) -> bool:
     return rule == name or name in FAMILIES.get(rule, frozenset())
 
 
-def builtin_tools(ledger: ReadLedger | None = None) -> list[Tool]:
+def builtin_tools(
+    ledger: ReadLedger | None = None, *, read_only: ReadOnlyCheck = nothing_is_read_only
+) -> list[Tool]:
     """Fresh instances of the seven built-in tools, for one session: the file tools share one
     :class:`~headwire.runtime.tools.read_ledger.ReadLedger` (read before write): ``ledger``,
-    or a new one."""
+    or a new one.  The shell tool is given ``read_only``, the permission layer's check of a
+    read-only command."""
     ledger = ledger if ledger is not None else ReadLedger()
     return [
         ReadFileTool(ledger),
         WriteFileTool(ledger),
-        ShellTool(),
+        ShellTool(read_only),
         GrepTool(ledger),
         GlobTool(),
         EditTool(ledger),

@@ -31,6 +31,7 @@ import shutil
 import signal
 import subprocess
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -345,13 +346,15 @@ def is_exit_error(command: str, code: int | None) -> bool:
     return not tokens or os.path.basename(tokens[0]) not in _EXIT_ONE_OK
 
 
-def is_read_only(command: str) -> bool:
-    """Whether the parsed command only runs read-only commands on paths that stay near the
-    working directory (:func:`headwire.runtime.policy.shell_rules.is_read_only_command`; the
-    permission policy also resolves the paths against the workspace)."""
-    from headwire.runtime.policy.shell_rules import is_read_only_command
+ReadOnlyCheck = Callable[[str], bool]
+"""Whether a command line only reads (asks nothing): given to :class:`ShellTool` by whoever
+builds it, from the permission layer (``shell_rules.is_read_only_command``); the tool itself
+does not import that layer."""
 
-    return is_read_only_command(command)
+
+def nothing_is_read_only(command: str) -> bool:
+    """The check of a shell tool built without one: every command asks (unless ``yolo``)."""
+    return False
 
 
 @dataclass(frozen=True, slots=True)
@@ -428,7 +431,11 @@ def _texts(
 
 
 class ShellTool:
-    """Run a shell command in the workspace."""
+    """Run a shell command in the workspace.
+
+    ``read_only`` says whether a command only reads, so it runs without asking
+    (:data:`ReadOnlyCheck`; the permission policy also resolves the paths against the
+    workspace)."""
 
     name: str = "run_shell_command"
     display_name: str = "Shell"
@@ -480,6 +487,9 @@ class ShellTool:
     kind: ToolKind = "execute"
     kill_grace_s: float = 2.0
 
+    def __init__(self, read_only: ReadOnlyCheck = nothing_is_read_only) -> None:
+        self.read_only = read_only
+
     def validate(self, args: dict[str, Any]) -> str | None:
         """Schema check plus upstream's command, timeout and directory rules."""
         problem = check_args(self.parameters, args)
@@ -510,7 +520,7 @@ class ShellTool:
             return False
         command = args.get("command")
         return not (
-            isinstance(command, str) and not args.get("is_background") and is_read_only(command)
+            isinstance(command, str) and not args.get("is_background") and self.read_only(command)
         )
 
     def _cwd(self, args: dict[str, Any], ctx: ToolContext) -> Path | ToolOutcome:

@@ -27,6 +27,7 @@ from headwire.runtime.tools.registry import (
     select_tools,
     unknown_tool_message,
 )
+from headwire.runtime.tools.shell import ReadOnlyCheck, nothing_is_read_only
 from headwire.runtime.tools.todo_write import TodoWriteTool
 from headwire.runtime.tools.web_fetch import WebFetchTool
 
@@ -46,6 +47,8 @@ class ToolOptions:
     web_fetch_allow_private: bool = False
     todo_dir: Path | None = None
     """Where ``todo_write`` keeps lists (``<data dir>/todos``); ``None`` leaves it out."""
+    shell_read_only: ReadOnlyCheck = nothing_is_read_only
+    """The shell tool's check of a read-only command (from the permission layer)."""
 
 
 def session_tools(
@@ -58,7 +61,7 @@ def session_tools(
     named = {parse_rule(entry)[0] for entry in core_list}
     ledger = ReadLedger()
     tools: list[Tool] = [
-        *builtin_tools(ledger),
+        *builtin_tools(ledger, read_only=options.shell_read_only),
         WebFetchTool(allow_private=options.web_fetch_allow_private),
         NotebookEditTool(ledger),
     ]

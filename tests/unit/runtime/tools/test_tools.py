@@ -17,6 +17,7 @@ from hypothesis import given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
+from headwire.runtime.policy.shell_rules import is_read_only_command
 from headwire.runtime.tools import shell as shell_module
 from headwire.runtime.tools.base import ApprovalMode, Tool, ToolContext, ToolOutcome
 from headwire.runtime.tools.edit import EditTool
@@ -27,6 +28,7 @@ from headwire.runtime.tools.read_file import ReadFileTool
 from headwire.runtime.tools.read_ledger import ReadLedger
 from headwire.runtime.tools.registry import builtin_tools, canonical_name, select_tools
 from headwire.runtime.tools.shell import SAVED_FOOTER, ShellTool, truncated_envelope
+from headwire.runtime.tools.toolset import ToolOptions, session_tools
 from headwire.runtime.tools.write_file import WriteFileTool
 
 MODES: tuple[ApprovalMode, ...] = ("default", "plan", "auto-edit", "yolo")
@@ -577,8 +579,21 @@ def test_shell_repeated_large_outputs_release_memory(ctx: ToolContext) -> None:
 # Approvals and selection
 
 
+def test_shell_tool_is_given_its_read_only_check() -> None:
+    """The shell tool does not import the permission layer: built without a check, every
+    command asks; the session's tools get the policy's check through ``ToolOptions``."""
+    bare = ShellTool()
+    assert bare.needs_approval({"command": "ls -la"}, "default")
+    given = ShellTool(lambda command: command == "ls -la")
+    assert not given.needs_approval({"command": "ls -la"}, "default")
+    assert given.needs_approval({"command": "ls -la", "is_background": True}, "default")
+    options = ToolOptions(shell_read_only=is_read_only_command)
+    shell = {tool.name: tool for tool in session_tools(options)}["run_shell_command"]
+    assert not shell.needs_approval({"command": "cat README.md"}, "default")
+
+
 def test_approval_matrix() -> None:
-    tools = {tool.name: tool for tool in builtin_tools()}
+    tools = {tool.name: tool for tool in builtin_tools(read_only=is_read_only_command)}
     expected = {
         "read_file": (False, False, False, False),
         "list_directory": (False, False, False, False),
