@@ -27,7 +27,7 @@ async def search_in_worker(
     found: Any,
     timeout_s: float | None,
 ) -> None:
-    """Search in a worker process and add its matches to ``found`` (a ``grep.Matches``);
+    """Search in a worker process and add its matches to ``found`` (a ``grep_walk.Matches``);
     :class:`~headwire.runtime.tools.offload.StepTimedOut` after the timeout."""
     request = {
         "pattern": pattern,
@@ -49,7 +49,7 @@ async def search_in_worker(
 
 def _search(request: dict[str, Any]) -> dict[str, Any]:
     """The worker's job: search with ``re`` as the request says."""
-    from headwire.runtime.tools.grep import Matches, compile_pattern, search, search_text
+    from headwire.runtime.tools.grep_walk import Matches, compile_pattern, search, search_text
 
     regex = compile_pattern(request["pattern"])
     found = Matches(keep=request["keep"])
