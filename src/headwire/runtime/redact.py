@@ -2,8 +2,9 @@
 
 headwire keeps its API key out of every tool's reach (:mod:`headwire.io.credentials`), but a
 tool can still meet it elsewhere (a ``.env`` file, a server that echoes it).  Every tool
-outcome therefore passes :func:`redact_outcome` before it reaches the model, a wire, the
-recording or an artifact, and every artifact passes :func:`redact` as it is saved.
+outcome therefore passes :func:`~headwire.runtime.tools.redacted.redact_outcome` before it
+reaches the model, a wire, the recording or an artifact, and every artifact passes
+:func:`redact` as it is saved.
 
 What is replaced by :data:`MASK`, for each secret registered with
 :func:`headwire.runtime.environment.register_secret` that is at least :data:`MIN_FRAGMENT`
@@ -21,11 +22,9 @@ out of tools' environments.  The search is a C-level substring search for the fi
 
 from __future__ import annotations
 
-from dataclasses import replace
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from headwire.runtime.environment import registered_secrets
-from headwire.runtime.tools.base import ToolOutcome
 
 MIN_FRAGMENT = 8
 """Fragments of a secret at least this long are scrubbed."""
@@ -82,6 +81,11 @@ def _secrets_as(kind: type[S]) -> list[S]:
     return found  # type: ignore[return-value]
 
 
+def has_secrets() -> bool:
+    """Whether any secret long enough to scrub is registered (else :func:`redact` is a no-op)."""
+    return bool(_secrets_as(str))
+
+
 def _utf8(secret: str) -> bytes:
     """The bytes a secret stands for (a surrogate-escaped byte of the environment as itself)."""
     try:
@@ -120,29 +124,3 @@ def redact(text: S) -> S:
         cut_start, cut_end = start, end
     parts += [text[position:cut_start], mask, text[cut_end:]]
     return text[:0].join(parts)
-
-
-def _redact_value(value: Any) -> Any:
-    if isinstance(value, str):
-        return redact(value)
-    if isinstance(value, bytes):
-        return redact(value)
-    if isinstance(value, dict):
-        return {k: _redact_value(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return type(value)(_redact_value(v) for v in value)
-    return value
-
-
-def redact_outcome(outcome: ToolOutcome) -> ToolOutcome:
-    """``outcome`` with every text (model text, display, error, extras) passed through
-    :func:`redact`; the very same object when no secret is registered."""
-    if not _secrets_as(str):
-        return outcome
-    return replace(
-        outcome,
-        llm_text=redact(outcome.llm_text),
-        display=None if outcome.display is None else redact(outcome.display),
-        error=None if outcome.error is None else redact(outcome.error),
-        extra=_redact_value(outcome.extra),
-    )

@@ -9,8 +9,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from headwire.runtime import environment
-from headwire.runtime.redact import MASK, MIN_FRAGMENT, redact, redact_outcome
+from headwire.runtime.redact import MASK, MIN_FRAGMENT, redact
 from headwire.runtime.tools.base import ToolOutcome
+from headwire.runtime.tools.redacted import redact_outcome
 
 SECRET_ALPHABET = st.characters(exclude_characters="*", exclude_categories=("Cs",))
 

@@ -73,9 +73,9 @@ from headwire.runtime.models.base import (
 )
 from headwire.runtime.policy.live import Policy
 from headwire.runtime.policy.permissions import Decision
-from headwire.runtime.redact import redact_outcome
 from headwire.runtime.tools.base import ApprovalMode, ArtifactSink, Tool, ToolContext, ToolOutcome
 from headwire.runtime.tools.output import model_text
+from headwire.runtime.tools.redacted import redact_outcome
 from headwire.runtime.tools.toolset import missing_tool_message
 from headwire.wire import encode
 
