@@ -1,9 +1,18 @@
-"""The import layering: pure layers import nothing above them and do no I/O."""
+"""The import layering: layers and rooms import nothing above them, no import cycle, and the
+pure layers do no I/O.
+
+Every import counts: at the top of a module, inside a function (it runs later, but it is still
+a dependency) and under ``if TYPE_CHECKING:`` (a type is a dependency too).  ``from a import b``
+counts as an import of the module ``a.b`` when there is one, else of the package ``a``.
+"""
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 SRC = Path(__file__).resolve().parent.parent / "src" / "headwire"
 
@@ -28,6 +37,31 @@ LAYERS: dict[str, int] = {
     "sdk": 6,
     "integrations": 7,
     "__main__": 6,
+}
+
+# The rooms inside ``runtime`` and ``cli`` (docs/architecture.md, "Packages").  A module may
+# import its own room and rooms of a lower rank, never a room of the same rank or above.
+ROOMS: dict[str, int] = {
+    "runtime.environment": 0,
+    "runtime.ids": 0,
+    "runtime.http_body": 0,
+    "runtime.data": 0,
+    "runtime.redact": 1,
+    "runtime.store": 2,
+    "runtime.models": 2,
+    "runtime.trust": 3,
+    "runtime.tools": 4,
+    "runtime.config": 5,
+    "runtime.policy": 5,
+    "runtime.mcp": 5,
+    "runtime.agent": 6,
+    "runtime.agents": 7,
+    "cli.flags": 0,
+    "cli.build": 1,
+    "cli.run": 2,
+    "cli.commands": 2,
+    "cli.docs": 3,
+    "cli.main": 4,
 }
 PURE_RANK = 3
 FORBIDDEN_IN_PURE = {
@@ -55,22 +89,93 @@ def layer_of(module: str) -> str | None:
     return parts[1]
 
 
-def imports_of(path: Path) -> list[tuple[int, str]]:
+def room_of(module: str) -> str | None:
+    """The room of ``headwire.<layer>.<room>...`` (``None`` for a layer's own ``__init__``)."""
+    parts = module.split(".")
+    if len(parts) < 3 or parts[0] != "headwire":
+        return None
+    room = f"{parts[1]}.{parts[2]}"
+    return room if room in ROOMS else None
+
+
+def module_name(path: Path, root: Path = SRC) -> str:
+    rel = path.relative_to(root.parent).with_suffix("")
+    return ".".join(part for part in rel.parts if part != "__init__")
+
+
+def modules_of(root: Path) -> dict[str, Path]:
+    return {module_name(p, root): p for p in sorted(root.rglob("*.py"))}
+
+
+def _absolute(node: ast.ImportFrom, module: str, is_package: bool) -> str:
+    if not node.level:
+        return node.module or ""
+    base = module.split(".")
+    if not is_package:
+        base = base[:-1]
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join([*base, *([node.module] if node.module else [])])
+
+
+def imports_of(path: Path, root: Path = SRC) -> Iterator[tuple[int, str]]:
+    """Every module ``path`` imports, anywhere in it (top level, functions, ``TYPE_CHECKING``),
+    as ``(line, dotted name)``; ``from a import b`` yields ``a.b`` when that is a module."""
+    known = modules_of(root) if root != SRC else _SRC_MODULES
+    own = module_name(path, root)
     tree = ast.parse(path.read_text(), filename=str(path))
-    found: list[tuple[int, str]] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            found += [(node.lineno, alias.name) for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found.append((node.lineno, node.module))
-            if node.module == "headwire":
-                found += [(node.lineno, f"headwire.{alias.name}") for alias in node.names]
-    return found
+            for alias in node.names:
+                yield node.lineno, alias.name
+        elif isinstance(node, ast.ImportFrom):
+            base = _absolute(node, own, path.name == "__init__.py")
+            yield node.lineno, base
+            for alias in node.names:
+                if f"{base}.{alias.name}" in known:
+                    yield node.lineno, f"{base}.{alias.name}"
 
 
-def module_name(path: Path) -> str:
-    rel = path.relative_to(SRC.parent).with_suffix("")
-    return ".".join(part for part in rel.parts if part != "__init__")
+_SRC_MODULES = modules_of(SRC)
+
+
+def import_graph(root: Path = SRC) -> dict[str, set[str]]:
+    """Module -> the modules of ``root``'s package it imports (every import counted)."""
+    modules = modules_of(root)
+    graph: dict[str, set[str]] = {}
+    for mod, path in modules.items():
+        targets = set()
+        for _, name in imports_of(path, root):
+            while name not in modules and "." in name:
+                name = name.rsplit(".", 1)[0]  # ``import a.b.C``-style names: the module
+            if name in modules and name != mod:
+                targets.add(name)
+        graph[mod] = targets
+    return graph
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle of ``graph`` (``[a, b, ..., a]``), or ``None`` when it has none."""
+    done: set[str] = set()
+    for start in sorted(graph):
+        if start in done:
+            continue
+        stack: list[tuple[str, Iterator[str]]] = [(start, iter(sorted(graph[start])))]
+        path, on_path = [start], {start}
+        while stack:
+            mod, targets = stack[-1]
+            target = next(targets, None)
+            if target is None:
+                stack.pop()
+                path.pop()
+                on_path.discard(mod)
+                done.add(mod)
+            elif target in on_path:
+                return [*path[path.index(target) :], target]
+            elif target not in done:
+                stack.append((target, iter(sorted(graph.get(target, ())))))
+                path.append(target)
+                on_path.add(target)
+    return None
 
 
 def test_every_top_level_module_has_a_layer() -> None:
@@ -82,10 +187,18 @@ def test_every_top_level_module_has_a_layer() -> None:
             assert name in LAYERS, f"{name} has no layer in tests/test_layering.py"
 
 
+def test_every_module_of_runtime_and_cli_has_a_room() -> None:
+    for layer in ("runtime", "cli"):
+        for path in (SRC / layer).iterdir():
+            if path.name in ("__init__.py", "__pycache__"):
+                continue
+            if path.is_dir() or path.suffix == ".py":
+                assert f"{layer}.{path.stem}" in ROOMS, f"{layer}/{path.name} has no room"
+
+
 def test_layers_import_nothing_above_them() -> None:
     problems = []
-    for path in sorted(SRC.rglob("*.py")):
-        mod = module_name(path)
+    for mod, path in sorted(_SRC_MODULES.items()):
         own = layer_of(mod)
         if own is None:
             continue
@@ -100,56 +213,80 @@ def test_layers_import_nothing_above_them() -> None:
     assert not problems, "\n".join(problems)
 
 
-def _module_level_imports(path: Path) -> set[str]:
-    """The ``headwire`` modules a module imports when it is imported: its top-level import
-    statements (not those inside functions, which run later, nor ``if TYPE_CHECKING``)."""
-    tree = ast.parse(path.read_text(), filename=str(path))
-    names: set[str] = set()
-    for node in tree.body:
-        if isinstance(node, ast.Import):
-            names |= {a.name for a in node.names if a.name.startswith("headwire.")}
-        elif (
-            isinstance(node, ast.ImportFrom)
-            and node.module
-            and node.level == 0
-            and node.module.startswith("headwire")
-        ):
-            names.add(node.module)
-            names |= {f"{node.module}.{a.name}" for a in node.names}
-    return names
+def test_rooms_import_only_lower_rooms() -> None:
+    """Inside ``runtime`` and ``cli`` the arrows point down too: a room imports its own modules
+    and rooms of a lower rank, so a change to one room can only reach the rooms above it."""
+    problems = []
+    for mod, path in sorted(_SRC_MODULES.items()):
+        own = room_of(mod)
+        if own is None:
+            continue
+        for lineno, imported in imports_of(path):
+            target = room_of(imported)
+            if target is None or target == own or target.split(".")[0] != own.split(".")[0]:
+                continue
+            if ROOMS[target] >= ROOMS[own]:
+                problems.append(
+                    f"{path}:{lineno}: {own} (room {ROOMS[own]}) imports {imported} "
+                    f"(room {ROOMS[target]})"
+                )
+    assert not problems, "\n".join(problems)
 
 
 def test_no_import_cycles() -> None:
-    """No two modules of ``src/`` import each other, directly or around a loop, at import time
-    (the graph of top-level imports is acyclic)."""
-    modules = {module_name(p): p for p in SRC.rglob("*.py")}
-    graph = {
-        mod: {m for m in _module_level_imports(path) if m in modules and m != mod}
-        for mod, path in modules.items()
-    }
-    done: set[str] = set()
-    stack: list[str] = []
-    on_stack: set[str] = set()
+    """No two modules of ``src/`` import each other, directly or around a loop, counting every
+    import (top level, inside functions, under ``TYPE_CHECKING``)."""
+    cycle = find_cycle(import_graph())
+    assert cycle is None, "import cycle: " + " -> ".join(cycle)
 
-    def visit(mod: str) -> list[str] | None:
-        if mod in on_stack:
-            return [*stack[stack.index(mod) :], mod]
-        if mod in done:
-            return None
-        stack.append(mod)
-        on_stack.add(mod)
-        for target in sorted(graph[mod]):
-            cycle = visit(target)
-            if cycle is not None:
-                return cycle
-        stack.pop()
-        on_stack.discard(mod)
-        done.add(mod)
-        return None
 
-    for mod in sorted(graph):
-        cycle = visit(mod)
-        assert cycle is None, "import cycle: " + " -> ".join(cycle)
+PLANTED = {
+    "module-level": ("from pkg import b\n", "import pkg.a\n"),
+    "module-level, from a package": ("from pkg.b import thing\n", "from pkg import a\n"),
+    "function-level": (
+        "import pkg.b\n",
+        "def later() -> None:\n    from pkg.a import thing\n",
+    ),
+    "TYPE_CHECKING": (
+        "from pkg.b import thing\n",
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.a import Thing\n",
+    ),
+    "relative": ("from . import b\n", "from .a import thing\n"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(PLANTED))
+def test_a_planted_cycle_is_found(tmp_path: Path, kind: str) -> None:
+    """The cycle check is not blind to any kind of import: a cycle planted with each one, in a
+    package of two modules (and a third, innocent one), is reported."""
+    a_imports, b_imports = PLANTED[kind]
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text(a_imports + "thing = 1\n")
+    (package / "b.py").write_text(b_imports + "thing = 2\n")
+    (package / "c.py").write_text("import pkg.a\nimport pkg.b\n")
+    graph = import_graph(package)
+    assert find_cycle(graph) in (["pkg.a", "pkg.b", "pkg.a"], ["pkg.b", "pkg.a", "pkg.b"])
+    (package / "b.py").write_text("thing = 2\n")
+    assert find_cycle(import_graph(package)) is None
+
+
+def test_a_planted_cycle_in_the_real_tree_is_found(tmp_path: Path) -> None:
+    """The same check on a copy of ``src/headwire`` with one function-level import added that
+    closes a loop (the kind the old check skipped): ``runtime.tools.base`` imports the loop."""
+    import shutil
+
+    copy = tmp_path / "headwire"
+    shutil.copytree(SRC, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    assert find_cycle(import_graph(copy)) is None
+    base = copy / "runtime" / "tools" / "base.py"
+    base.write_text(
+        base.read_text() + "\n\ndef _planted() -> None:\n"
+        "    from headwire.runtime.agent.loop import Agent  # noqa: F401\n"
+    )
+    cycle = find_cycle(import_graph(copy))
+    assert cycle is not None and "headwire.runtime.tools.base" in cycle
 
 
 def test_harbor_is_imported_only_by_its_integration() -> None:
