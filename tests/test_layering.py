@@ -233,6 +233,46 @@ def test_rooms_import_only_lower_rooms() -> None:
     assert not problems, "\n".join(problems)
 
 
+def face_of(room: str) -> set[str] | None:
+    """The names a room's ``__init__`` offers (its ``__all__``), or ``None`` for a module room."""
+    init = SRC.joinpath(*room.split("."), "__init__.py")
+    if not init.exists():
+        return None
+    for node in ast.parse(init.read_text()).body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
+        ):
+            return set(ast.literal_eval(node.value))
+    return set()
+
+
+def test_rooms_are_used_through_their_faces() -> None:
+    """A room's ``__init__`` names the modules other packages may import (``__all__``); the
+    rest is private to the room.  Every import from outside a room goes to its face."""
+    problems = []
+    for mod, path in sorted(_SRC_MODULES.items()):
+        own = room_of(mod)
+        for lineno, imported in imports_of(path):
+            target = room_of(imported)
+            if target is None or target == own or imported not in _SRC_MODULES:
+                continue
+            face = face_of(target)
+            if face is None:
+                continue
+            parts = imported.split(".")
+            if len(parts) > 3 and parts[3] not in face:
+                problems.append(f"{path}:{lineno}: {imported} is private to {target}")
+    assert not problems, "\n".join(problems)
+
+
+def test_every_room_package_says_its_concern_in_one_line() -> None:
+    for room in ROOMS:
+        init = SRC.joinpath(*room.split("."), "__init__.py")
+        if init.exists():
+            doc = ast.get_docstring(ast.parse(init.read_text()), clean=False)
+            assert doc and doc.splitlines()[0].strip(), f"{init}: no one-line concern"
+
+
 def test_no_import_cycles() -> None:
     """No two modules of ``src/`` import each other, directly or around a loop, counting every
     import (top level, inside functions, under ``TYPE_CHECKING``)."""

@@ -6,6 +6,9 @@
 * :mod:`.results` turns a ``CallToolResult`` into model text and display (upstream's rules);
 * :mod:`.stdio` is the stdio transport (line framing that stays linear on huge messages).
 
+Its face, what other packages may import: the names below (from :mod:`.config`), and the
+modules :mod:`.config` and :mod:`.setup` (servers started for a session); the rest is private.
+
 Importing this package is cheap: the SDK (about two seconds to import) is loaded only when a
 manager actually connects a server.
 """
@@ -20,10 +23,12 @@ from headwire.runtime.mcp.config import (
     parse_mcp_servers,
 )
 
-__all__ = [
+__all__ = [  # noqa: RUF022 (names, then the public modules)
     "McpConfigError",
     "ServerConfig",
     "load_mcp_servers",
     "parse_mcp_config_arg",
     "parse_mcp_servers",
+    "config",
+    "setup",
 ]

@@ -1,1 +1,12 @@
-"""Model providers: the OpenAI-compatible streaming client and the scripted offline model."""
+"""Model providers: the OpenAI-compatible streaming client and the scripted offline model.
+
+Its face, the modules other packages may import (the rest is private):
+
+* :mod:`.base`: the model contract: ``Model``, ``Usage``, the stream's parts;
+* :mod:`.select`: which provider and model, from flags, environment and settings;
+* :mod:`.fallback`: ``--fallback-model``;
+* :mod:`.http_base`: the one streaming HTTP base (its errors);
+* :mod:`.doctor`: the endpoint checks of ``headwire doctor``.
+"""
+
+__all__ = ["base", "doctor", "fallback", "http_base", "select"]
