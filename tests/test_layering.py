@@ -337,3 +337,17 @@ def test_harbor_is_imported_only_by_its_integration() -> None:
         if any(m == "harbor" or m.startswith("harbor.") for _, m in imports_of(path)):
             users.append(path.relative_to(SRC).as_posix())
     assert users == ["integrations/harbor.py"]
+
+
+ONE_KIND_FOLDERS = {"runtime/tools", "runtime/models"}
+"""Folders of one kind of thing (a tool, a provider per module), exempt from the room size."""
+MAX_OWN_MODULES = 12
+
+
+def test_no_folder_holds_more_than_twelve_modules_of_its_own() -> None:
+    """A folder that grows past 12 modules is split into rooms named for their concerns."""
+    for folder in sorted({SRC, *(p.parent for p in SRC.rglob("*.py"))}):
+        rel = folder.relative_to(SRC).as_posix()
+        own = [p for p in folder.glob("*.py") if p.name != "__init__.py"]
+        if rel not in ONE_KIND_FOLDERS:
+            assert len(own) <= MAX_OWN_MODULES, f"src/headwire/{rel}: {len(own)} modules"
