@@ -345,7 +345,7 @@ class AcpServer:
         )
         info: Callable[[str], JsonDict | None] | None = None
         if getattr(self.args, "include_bound_records", False):
-            from headwire.runtime.store.trajectory import artifact_info
+            from headwire.runtime.trajectory import artifact_info
 
             info = artifact_info
         runtime.events.subscribe(SessionUpdates(self, session, runtime.agent.tools, info))

@@ -49,6 +49,7 @@ from headwire.runtime.tools.base import ApprovalMode, Tool
 if TYPE_CHECKING:
     from headwire.runtime.hooks.runner import HookRunner
     from headwire.runtime.skills import Skill
+    from headwire.runtime.telemetry import TelemetryConfig
 
 Closer = Callable[[], Awaitable[None]]
 
@@ -244,14 +245,31 @@ def _telemetry(settings: Settings, session_id: str) -> asyncio.Future[Any] | Non
     (then OpenTelemetry is never imported).  A missing extra raises here, at once."""
     import os
 
-    from headwire.runtime.telemetry import check_installed, start, telemetry_config
+    from headwire.runtime.telemetry import check_installed, telemetry_config
 
     config = telemetry_config(settings.telemetry, os.environ)
     if not config.enabled:
         return None
     check_installed(config)
     return asyncio.ensure_future(
-        asyncio.to_thread(start, config, session_id=session_id, version=__version__)
+        asyncio.to_thread(_start_telemetry, config, session_id, __version__)
+    )
+
+
+def _start_telemetry(config: TelemetryConfig, session_id: str, version: str) -> Any:
+    """The exporter subscriber for ``config`` (imports OpenTelemetry, on a thread); raises
+    :class:`~headwire.errors.UsageError` (one line) when the extra is not installed."""
+    import os
+
+    try:
+        from headwire.runtime.otel_export import OtelSubscriber
+    except ImportError as exc:
+        raise UsageError(
+            f"telemetry is enabled but OpenTelemetry is not installed ({exc.name}): "
+            "pip install 'headwire[telemetry]', or turn telemetry.enabled off"
+        ) from None
+    return OtelSubscriber(
+        config, session_id=session_id, version=version, caller=os.environ.get("TRACEPARENT")
     )
 
 

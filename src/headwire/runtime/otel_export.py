@@ -1,6 +1,6 @@
 """OpenTelemetry export of a run, as Qwen Code names it: one subscriber of the event stream.
 
-Imported only when telemetry is enabled (:func:`headwire.runtime.telemetry.start`).  The spans:
+Imported only when telemetry is enabled (``cli/build.py`` starts it on a thread).  The spans:
 
 * ``qwen-code.interaction``: one per turn of the main agent; its parent is the caller's span
   when ``TRACEPARENT`` names one (the run joins the caller's trace), else it starts a trace;

@@ -72,7 +72,7 @@ def _truthy(value: str | None) -> bool:
 
 def parse_skill(text: str, source: str, base: Path, level: Level) -> Skill:
     """A ``SKILL.md`` text as a :class:`Skill`; raises ValueError naming ``source``."""
-    from headwire.runtime.agents.definitions import AgentFileError, parse_list, split_front_matter
+    from headwire.runtime.front_matter import AgentFileError, parse_list, split_front_matter
 
     try:
         fields, lists, body = split_front_matter(text, source)

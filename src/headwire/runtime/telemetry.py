@@ -13,7 +13,6 @@ puts it into the child's ``TRACEPARENT`` (nothing when telemetry is off).
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -116,21 +115,6 @@ def check_installed(config: TelemetryConfig) -> None:
         )
 
 
-def start(config: TelemetryConfig, *, session_id: str, version: str) -> Any:
-    """The exporter subscriber for ``config`` (imports OpenTelemetry); raises
-    :class:`~headwire.errors.UsageError` (one line) when the extra is not installed."""
-    try:
-        from headwire.runtime.otel_export import OtelSubscriber
-    except ImportError as exc:
-        raise UsageError(
-            f"telemetry is enabled but OpenTelemetry is not installed ({exc.name}): "
-            "pip install 'headwire[telemetry]', or turn telemetry.enabled off"
-        ) from None
-    return OtelSubscriber(
-        config, session_id=session_id, version=version, caller=os.environ.get("TRACEPARENT")
-    )
-
-
 __all__ = [
     "CONTENT_LIMIT",
     "TelemetryConfig",
@@ -138,6 +122,5 @@ __all__ = [
     "child_traceparent",
     "parse_traceparent",
     "set_child_traceparent",
-    "start",
     "telemetry_config",
 ]

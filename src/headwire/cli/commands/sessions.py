@@ -241,7 +241,7 @@ def _export(args: argparse.Namespace, root: Path) -> int:
 
     path = locate_session(root, args.session)
     if args.format == "atif":
-        from headwire.runtime.store.trajectory import trajectory_bytes
+        from headwire.runtime.trajectory import trajectory_bytes
 
         data = trajectory_bytes(path, path.stem, __version__)
         if args.output and args.output != "-":

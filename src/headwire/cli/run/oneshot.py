@@ -34,6 +34,7 @@ from headwire.cli.build import (
 from headwire.cli.flags.agent import apply_compat, build_parser, check_new_session_id
 from headwire.cli.flags.parsing import Parser
 from headwire.cli.run.dual import DualOutput, open_dual_output
+from headwire.cli.run.outputs import save_trajectory, subscribe_bound_records
 from headwire.cli.run.result_guard import ResultGuard, output_format_of
 from headwire.errors import ExitCode, UsageError
 from headwire.events import Event, RecordingDegraded, TurnFinished
@@ -69,34 +70,6 @@ def note_recording_failure(event: Event) -> None:
     """Say on stderr, once, that the recording stopped (the wire says it too)."""
     if isinstance(event, RecordingDegraded):
         warn(f"headwire: session recording disabled: {event.reason}")
-
-
-def subscribe_bound_records(
-    args: argparse.Namespace, runtime: Runtime, session_id: str, out: Callable[[JsonDict], None]
-) -> None:
-    """``--include-bound-records``: subscribe :class:`~headwire.headless.BoundRecords` (after the
-    headless emitter that shares ``out``)."""
-    if getattr(args, "include_bound_records", False):
-        from headwire.headless import BoundRecords
-        from headwire.runtime.store.trajectory import artifact_info
-
-        runtime.events.subscribe(BoundRecords(session_id, out, artifact_info))
-
-
-def save_trajectory(args: argparse.Namespace, runtime: Runtime) -> None:
-    """``--trajectory-out``: render the (closed) session recording as ATIF and write it; a
-    failure is said on stderr and changes nothing else."""
-    target = getattr(args, "trajectory_out", None)
-    if not target:
-        return
-    from headwire.runtime.store.recording import RecordingError
-    from headwire.runtime.store.trajectory import write_trajectory
-
-    recorder = runtime.recorder
-    try:
-        write_trajectory(Path(target), recorder.path, recorder.session_id, __version__)
-    except (OSError, RecordingError) as exc:
-        warn(f"headwire: cannot write the trajectory {target}: {exc}")
 
 
 def exit_code(finished: TurnFinished) -> int:

@@ -145,7 +145,7 @@ class Session:
             cancelled_code=cancelled_exit_code,
         )
         runtime.events.subscribe(session.emitter)
-        from headwire.cli.run.oneshot import subscribe_bound_records
+        from headwire.cli.run.outputs import subscribe_bound_records
 
         subscribe_bound_records(args, runtime, plan.session_id, session.send)
         runtime.events.subscribe(session._on_event)
@@ -518,7 +518,7 @@ class Session:
         """Take the runtime down."""
         if self._runtime is not None:
             await self._runtime.aclose()
-            from headwire.cli.run.oneshot import save_trajectory
+            from headwire.cli.run.outputs import save_trajectory
 
             save_trajectory(self.args, self._runtime)
 

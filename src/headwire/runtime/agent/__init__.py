@@ -12,4 +12,4 @@ Its face, the modules other packages may import (the rest is private):
 Compaction of the conversation will live here.
 """
 
-__all__ = ["limits", "loop", "meter", "output_schema", "structured"]
+__all__ = ["context_keeper", "limits", "loop", "meter", "output_schema", "structured"]

@@ -3,7 +3,7 @@
 The window comes from, in order: ``model.generationConfig.contextWindowSize``, the model's entry
 in the price/model table, the server's model listing (asked once, the first time the estimate
 passes :data:`PROBE_TOKENS`; ``server_window`` on the provider) and the window a "too long"
-error states; else :data:`~headwire.runtime.agent.compaction.DEFAULT_WINDOW`.
+error states; else :data:`~headwire.runtime.compaction.DEFAULT_WINDOW`.
 
 Before each model call (:meth:`ContextKeeper.before_call`) the next request is estimated from
 the last call's real usage (prompt plus answer) plus the estimate of what was added since,
@@ -13,7 +13,7 @@ files included), tool schemas and messages.  Old tool results are first cleared 
 (``context.clearContextOnIdle``: past a total size, or after an idle time, when the provider's
 prompt cache has expired anyway); a request still estimated over the trigger is compacted
 (:meth:`ContextKeeper.compact`): a summary call to the same model (no tools offered), then the
-new history of :func:`~headwire.runtime.agent.compaction.compacted`.  A summary call that fails
+new history of :func:`~headwire.runtime.compaction.compacted`.  A summary call that fails
 leaves a summary written from the transcript itself, so a compaction never fails for it.
 
 Events: :class:`~headwire.events.CompactionStarted`, then
@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from headwire import events as ev
-from headwire.runtime.agent import compaction as cp
+from headwire.runtime import compaction as cp
 from headwire.runtime.models.base import Finished, Model, ModelError, ModelRequest, TextDelta
 
 PROBE_TOKENS = 6_000
@@ -265,7 +265,7 @@ class ContextKeeper:
 
 def _excerpt(note: str, transcript: str) -> str:
     """A summary made without the model: ``note``, then the end of the transcript (its most
-    recent steps) within :data:`~headwire.runtime.agent.compaction.SUMMARY_MAX_CHARS`."""
+    recent steps) within :data:`~headwire.runtime.compaction.SUMMARY_MAX_CHARS`."""
     head = f"{note} The most recent part of the transcript:\n"
     room = max(0, cp.SUMMARY_MAX_CHARS - len(head))
     return head + transcript[-room:] if room else head

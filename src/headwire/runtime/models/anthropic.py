@@ -133,7 +133,7 @@ class AnthropicModel(StreamingHttpModel):
         """The context window the server's model listing states for this model (vLLM's
         ``max_model_len``, ``context_length``, ``max_input_tokens``, ``inputTokenLimit`` ...);
         ``None`` when it does not say."""
-        from headwire.runtime.agent.compaction import window_from_listing
+        from headwire.runtime.compaction import window_from_listing
 
         _, data = await self.get_json(f"{self.base_url}/v1/models?limit=1000", self._headers())
         return window_from_listing(data, self.name)

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from headwire import events as ev
-from headwire.runtime.agent import compaction as cp
+from headwire.runtime import compaction as cp
 from headwire.runtime.agent.context_keeper import ContextKeeper, ContextSettings
 from headwire.runtime.models.base import Finished, ModelError, ModelEvent, ModelRequest, TextDelta
 

@@ -19,7 +19,7 @@ compaction keeps, in this order:
   :data:`SUMMARY_HEADER`, after the requests and before the kept recent units.
 
 :func:`compacted` builds the new conversation from a plan and a summary.  Invariants (property
-tests in ``tests/unit/runtime/agent/test_compaction.py``): the new conversation keeps the first user
+tests in ``tests/unit/runtime/test_compaction.py``): the new conversation keeps the first user
 request and the whole last unit; every tool message in it follows the assistant message that
 asked for it; when the requests and the last unit fit in the budget, the new conversation
 (with a summary of at most :data:`SUMMARY_MAX_CHARS` characters) is within the budget.

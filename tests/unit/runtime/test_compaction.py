@@ -1,4 +1,4 @@
-"""The compaction planning (:mod:`headwire.runtime.agent.compaction`): its invariants as
+"""The compaction planning (:mod:`headwire.runtime.compaction`): its invariants as
 properties."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from headwire.runtime.agent import compaction as cp
+from headwire.runtime import compaction as cp
 
 Message = dict[str, Any]
 
