@@ -283,3 +283,24 @@ def test_a_persistent_session_stops_the_same_way(tmp_path: Path) -> None:
         requests = list(f.requests)
     assert proc.returncode == 1 and requests == []
     assert len([x for x in proc.stderr.splitlines() if "executionSandbox" in x]) == 1
+
+
+@needs_bwrap
+def test_a_command_hook_runs_inside_the_sandbox(tmp_path: Path, outside: Path) -> None:
+    """A hook is a command like the shell tool's: with the sandbox on it cannot write outside
+    the workspace either, while its write inside the workspace (the control) goes through."""
+    _settings(tmp_path, {"filesystem": "workspace-write", "network": "closed"})
+    settings_path = tmp_path / "home" / ".headwire" / "settings.json"
+    settings = json.loads(settings_path.read_text())
+    hook = f"echo in > hook-inside.txt; echo out > {outside}/hook-escaped.txt; exit 0"
+    settings["hooks"] = {
+        "PreToolUse": [{"matcher": ".*", "hooks": [{"type": "command", "command": hook}]}]
+    }
+    settings_path.write_text(json.dumps(settings))
+    with FakeOpenAI([{"tool": "run_shell_command", "args": {"command": "echo ran"}}, DONE]) as f:
+        proc = run_cli(FLAGS, tmp_path, OPENAI_BASE_URL=f.base_url)
+    assert proc.returncode == 0, proc.stderr
+    (block,) = tool_results(proc.lines())
+    assert "ran" in block["content"]
+    assert (tmp_path / "proj" / "hook-inside.txt").read_text() == "in\n"
+    assert not (outside / "hook-escaped.txt").exists()
