@@ -173,3 +173,47 @@ def test_written_after_sigterm(tmp_path: Path) -> None:
     ending(doc, "error_during_execution")
     assert doc["extra"]["result"]["errors"] == ["Operation cancelled."]
     assert doc["steps"][1]["tool_calls"][0]["function_name"] == "run_shell_command"
+
+
+def test_a_compacted_run_loses_no_step(tmp_path: Path) -> None:
+    """Issue 26: compaction changes what the model is sent, never the record. A long task that
+    compacts several times gives a trajectory with every step of the run: one agent step per
+    conversation model call (the result's ``num_turns``; summary calls are not steps), every
+    tool call with its result, the original request first."""
+    from tests.fakes.long_task import LongTask
+
+    out = tmp_path / "trajectory.json"
+    steps = 12
+    prompt = "Run the long task: call the tool as asked until it is finished."
+    with FakeOpenAI(window=8_000, long_task=LongTask(steps=steps, output_bytes=2_000)) as fake:
+        args = ["--auth-type", "openai", "-m", "fake-model", "--yolo", "-o", "stream-json"]
+        args += [
+            "--settings",
+            json.dumps({"model": {"generationConfig": {"contextWindowSize": 8000}}}),
+        ]
+        args += ["--trajectory-out", str(out), "-p", prompt]
+        proc = run_cli(args, tmp_path, OPENAI_BASE_URL=fake.base_url, OPENAI_API_KEY="k")
+    assert proc.returncode == 0, proc.stderr
+    messages = proc.lines()
+    assert any(m.get("subtype") == "compact_boundary" for m in messages)  # it did compact
+    result = turn_results(messages)[0]
+    doc = load(out)
+    check_structure(doc)
+    agent_steps = [s for s in doc["steps"] if s["source"] == "agent"]
+    assert len(agent_steps) == result["num_turns"] == steps + 1
+    assert doc["steps"][0]["source"] == "user" and doc["steps"][0]["message"] == prompt
+    wire_ids = [
+        b["id"]
+        for m in messages
+        if m["type"] == "assistant"
+        for b in m["message"]["content"]
+        if b["type"] == "tool_use"
+    ]
+    calls = [c["tool_call_id"] for s in agent_steps for c in s.get("tool_calls", [])]
+    results = [
+        r["source_call_id"]
+        for s in agent_steps
+        for r in s.get("observation", {}).get("results", [])
+    ]
+    assert calls == wire_ids == results and len(calls) == steps
+    harbor_validate(out)  # last: it skips where Harbor is not installed
