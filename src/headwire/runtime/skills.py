@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
+
+from headwire.io.lines import open_regular
 
 MAX_SKILL_BYTES = 256 * 1024
 SKILL_FILE = "SKILL.md"
@@ -56,10 +57,8 @@ def read_confined(path: Path, root: Path, limit: int = MAX_SKILL_BYTES) -> str:
     real = os.path.realpath(path)
     if os.path.commonpath([real_root, real]) != real_root:
         raise ValueError("it lies outside its skills folder")
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise ValueError("not a regular file")
+    # the one non-blocking opener of regular files (a FIFO never blocks, a link is refused)
+    with os.fdopen(open_regular(path, follow_symlinks=False), "rb") as handle:
         raw = handle.read(limit + 1)
     if len(raw) > limit:
         raise ValueError(f"larger than {limit} bytes")
