@@ -97,8 +97,9 @@ def _setuptools_ok() -> bool:
 
 def _source_copy(dest: Path) -> Path:
     dest.mkdir()
-    for name in ("pyproject.toml", "README.md", "CHANGELOG.md"):
+    for name in ("pyproject.toml", "README.md", "CHANGELOG.md", "MANIFEST.in"):
         shutil.copy2(ROOT / name, dest / name)
+    shutil.copytree(ROOT / "bin", dest / "bin")
     shutil.copytree(
         ROOT / "src",
         dest / "src",
@@ -211,8 +212,8 @@ def test_build_check_install_and_quick_start(tmp_path: Path) -> None:
         names = set(whl.namelist())
         (meta_name,) = [n for n in names if n.endswith(".dist-info/METADATA")]
         meta = Parser().parsestr(whl.read(meta_name).decode())
-        (ep_name,) = [n for n in names if n.endswith(".dist-info/entry_points.txt")]
-        entry_points = whl.read(ep_name).decode()
+        (script_name,) = [n for n in names if n.endswith(".data/scripts/headwire")]
+        script = whl.read(script_name).decode()
     assert "headwire/py.typed" in names
     assert {f"headwire/runtime/data/{f}" for f in DATA_FILES} <= names
     assert "headwire/protocol/schema/wire.json" in names
@@ -241,7 +242,9 @@ def test_build_check_install_and_quick_start(tmp_path: Path) -> None:
         "rich",
         "prompt_toolkit",
     }
-    assert "headwire = headwire.cli.main:main" in entry_points
+    # The command is a plain script (no console-script wrapper importing ``re`` on each start).
+    assert script.startswith("#!python\n") and "from headwire.cli.main import entry" in script
+    assert "import re" not in script
 
     # A fresh environment: the console script, the version, the installed package is the wheel's.
     venv = _fresh_venv(tmp_path, wheel)

@@ -1,5 +1,5 @@
-"""``python -m headwire``: the same entry point as the ``headwire`` console script."""
+"""``python -m headwire``: the same entry point as the ``headwire`` script."""
 
-from headwire.cli.main import main
+from headwire.cli.main import entry
 
-raise SystemExit(main())
+entry()

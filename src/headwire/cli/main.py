@@ -7,21 +7,36 @@ and prunes recorded sessions, ``headwire schema ...`` prints the wire's JSON Sch
 subcommand or another agent's subcommand (``exec``, ``mcp``, ``resume``) is an error that says
 what to type; anything else is the headless agent.  Imports
 are deferred so that ``headwire --version`` starts fast.
-"""
 
-from __future__ import annotations
+:func:`entry` is what the ``headwire`` script and ``python -m headwire`` call: :func:`main`,
+then :func:`~headwire.io.process_exit.leave`, which ends the process without the
+interpreter's module teardown once the exit code is decided.
+"""
 
 import sys
 
 
-def main(argv: list[str] | None = None) -> int:
+def _asks_version(args: "list[str]") -> bool:
+    return len(args) == 1 and args[0] in ("--version", "-v")
+
+
+def entry() -> None:
+    """The process: run :func:`main` on ``sys.argv`` and exit with its code.  Never returns."""
+    code = main()
+    if _asks_version(sys.argv[1:]):  # nothing to tear down: the ordinary exit is as fast
+        raise SystemExit(code)
+    from headwire.io.process_exit import leave
+
+    leave(code)
+
+
+def main(argv: "list[str] | None" = None) -> int:
     """Run the command line and return the process exit code."""
     args = sys.argv[1:] if argv is None else argv
-    if args[:1] in (["--version"], ["-v"]) and len(args) == 1:  # first: the least imported
+    if _asks_version(args):  # first: the least imported
         from headwire import __version__
-        from headwire.io.stdio import say
 
-        say(__version__)
+        sys.stdout.write(__version__ + "\n")  # our own constant: nothing to sanitize
         return 0
     from headwire.io.stdio import install_excepthook
 

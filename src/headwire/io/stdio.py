@@ -15,7 +15,8 @@ write, a cursor move) is shown as ``^[``, never run:
 * :func:`for_terminal`: the text-mode answer when stdout is a terminal (the REPL, ``-p`` on a
   terminal); on a pipe or a file the answer stays byte for byte what the model wrote;
 * :func:`install_excepthook`, :func:`route_library_notes`: an unexpected traceback, a
-  thread's, and a library's log record no handler took go to stderr through the sanitizer.
+  thread's, and a library's log record no handler took go to stderr through the sanitizer;
+* :func:`flush_standard_streams`: the last flush of both before the process ends.
 
 ``tests/unit/io/test_terminal_writers.py`` lists every module that touches ``sys.stderr``,
 ``sys.stdout``, a ``rich`` console or a ``prompt_toolkit`` output, and fuzzes each path.
@@ -40,6 +41,7 @@ if TYPE_CHECKING:  # annotations only: ``--version`` imports no ``typing`` machi
 __all__ = [
     "console",
     "divert_stdout",
+    "flush_standard_streams",
     "for_terminal",
     "install_excepthook",
     "prompt_output",
@@ -57,6 +59,20 @@ def warn(message: str) -> None:
     with contextlib.suppress(OSError, ValueError):
         sys.stderr.write(printable(message.rstrip("\n")) + "\n")
         sys.stderr.flush()
+
+
+def flush_standard_streams() -> bool:
+    """Flush ``sys.stdout`` and ``sys.stderr`` (a closed or missing stream is skipped);
+    ``False`` when a flush failed."""
+    ok = True
+    for stream in (sys.stdout, sys.stderr):
+        if stream is None or getattr(stream, "closed", False):
+            continue
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            ok = False
+    return ok
 
 
 def say(message: str, stream: IO[str] | None = None, *, flush: bool = False) -> None:

@@ -39,6 +39,7 @@ TERMINAL_WRITER = "headwire.io.stdio"
 STDOUT_WRITERS: dict[str, str] = {
     "headwire.io.writer": "the wire (protocol bytes), and the text answer after for_terminal",
     "headwire.io.stdio": "the terminal writer itself (say, for_terminal)",
+    "headwire.cli.main": "the version string (a constant of ours) for --version",
     "headwire.acp.server": "takes the wire's descriptor, then diverts sys.stdout to stderr",
     "headwire.cli.run.result_guard": "a startup failure's error result (protocol bytes)",
     "headwire.cli.commands.demo": "the demo's stream-JSON lines (protocol bytes)",
