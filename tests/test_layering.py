@@ -20,6 +20,7 @@ SRC = Path(__file__).resolve().parent.parent / "src" / "headwire"
 LAYERS: dict[str, int] = {
     "errors": 0,
     "printable": 0,
+    "records": 0,
     "wire": 0,
     "projection": 1,
     "protocol": 2,

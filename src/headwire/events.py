@@ -31,8 +31,9 @@ for a manual one.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from headwire.records import dataclass, field
 
 JsonDict = dict[str, Any]
 

@@ -33,12 +33,12 @@ randomness and does no I/O.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 from headwire import events as ev
 from headwire.boundary import bound_record, headless_tool_result, permission_denial
 from headwire.protocol import messages as m
 from headwire.protocol.messages import JsonDict
+from headwire.records import dataclass, field
 from headwire.wire import encode
 
 Out = Callable[[JsonDict], None]

@@ -16,13 +16,13 @@ every string a note carries, and the streaming text of the live region, went thr
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from headwire import events as ev
 from headwire.boundary import EXECUTION_DENIED, select_display
 from headwire.printable import printable
 from headwire.projection import project_tool_result_content
+from headwire.records import dataclass, field
 
 NoteKind = Literal["call", "result", "failed", "denied", "delta", "text", "subagent", "summary"]
 

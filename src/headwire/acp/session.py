@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -20,6 +19,7 @@ from headwire import events as ev
 from headwire.acp.event_updates import EventUpdates
 from headwire.protocol import jsonrpc as rpc
 from headwire.protocol.messages import JsonDict
+from headwire.records import dataclass, field
 from headwire.runtime.agent.loop import Agent
 from headwire.runtime.store.recording import Recorder
 from headwire.runtime.tools.base import Tool

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from headwire.bound.lines import (
     FAST_PATH_LINE_BYTES,
     bound_line,
@@ -14,6 +12,7 @@ from headwire.bound.lines import (
     well_formed,
 )
 from headwire.bound.shapes import Format
+from headwire.records import dataclass, field
 
 __all__ = ["BoundFilter", "BoundStats"]
 

@@ -20,7 +20,6 @@ import argparse
 import asyncio
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +28,7 @@ from headwire.cli.flags.agent import split_list
 from headwire.errors import UsageError
 from headwire.events import Broadcast
 from headwire.io.stdio import warn
+from headwire.records import dataclass, field
 from headwire.runtime.agent.context_keeper import ContextSettings
 from headwire.runtime.agent.loop import Agent, AgentConfig, AskPermission
 from headwire.runtime.agents.definitions import load_agents

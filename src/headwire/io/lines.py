@@ -27,11 +27,11 @@ import select
 import stat
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from dataclasses import dataclass
 from typing import Literal
 
 from headwire.errors import HeadwireError
 from headwire.protocol.lines import LineSplitter
+from headwire.records import dataclass
 
 READ_CHUNK = 1 << 20
 """Bytes asked for per read (a pipe may give fewer); not a line limit."""

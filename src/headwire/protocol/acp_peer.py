@@ -28,12 +28,12 @@ from __future__ import annotations
 
 import reprlib
 from collections import Counter
-from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
 from headwire.errors import LocalProtocolError
 from headwire.protocol import jsonrpc as rpc
+from headwire.records import dataclass
 
 NOT_INITIALIZED = -32002
 """A request other than ``initialize`` arrived first (the code LSP uses for the same case)."""

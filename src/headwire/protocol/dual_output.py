@@ -22,12 +22,12 @@ States: ``open`` -> ``ended`` (after :meth:`DualOutputProtocol.end`); framing in
 from __future__ import annotations
 
 import reprlib
-from dataclasses import dataclass
 from typing import Any
 
 from headwire.errors import LocalProtocolError
 from headwire.protocol import messages as m
 from headwire.protocol.messages import JsonDict
+from headwire.records import dataclass
 from headwire.wire import encode
 
 PROTOCOL_VERSION = 2

@@ -18,10 +18,10 @@ Classification of one input line (JSON-RPC 2.0 section 5 error codes):
 from __future__ import annotations
 
 import reprlib
-from dataclasses import dataclass
 from typing import Any
 
 from headwire.errors import RemoteProtocolError
+from headwire.records import dataclass
 from headwire.wire import encode, loads
 
 __all__ = [

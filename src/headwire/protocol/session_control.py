@@ -40,13 +40,13 @@ cancels it (``control_cancel_request``: :class:`Abort`), it times out, or input 
 from __future__ import annotations
 
 import reprlib
-from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
 from headwire.errors import LocalProtocolError
 from headwire.protocol import messages as m
 from headwire.protocol.messages import JsonDict
+from headwire.records import dataclass
 from headwire.wire import encode
 from headwire.wire.decode import loads
 

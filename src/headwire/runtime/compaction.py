@@ -29,9 +29,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from headwire.records import dataclass
 from headwire.wire import encode
 
 Message = dict[str, Any]

@@ -30,11 +30,12 @@ import asyncio
 import os
 import shutil
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
 from headwire.errors import UsageError
+from headwire.records import dataclass
 
 Filesystem = Literal["read-only", "workspace-write"]
 Network = Literal["open", "closed"]

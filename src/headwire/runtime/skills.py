@@ -21,11 +21,11 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from headwire.io.lines import open_regular
+from headwire.records import dataclass
 
 MAX_SKILL_BYTES = 256 * 1024
 SKILL_FILE = "SKILL.md"

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from headwire.errors import UsageError
+from headwire.records import dataclass
 
 _TRUE = frozenset({"true", "1"})
 TRACEPARENT_RE = re.compile(r"^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$")

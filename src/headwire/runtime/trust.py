@@ -24,11 +24,11 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from headwire.io.lines import open_regular
+from headwire.records import dataclass
 from headwire.runtime.store.storage import private_dir
 
 TRUST_FILE = "trusted.json"

@@ -26,7 +26,6 @@ import json
 import os
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -34,6 +33,7 @@ from typing import Any
 import orjson
 
 from headwire.errors import SDKError
+from headwire.records import dataclass, field
 from headwire.sdk.messages import (
     AssistantMessage,
     ControlCancelRequest,

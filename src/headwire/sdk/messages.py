@@ -13,10 +13,10 @@ what it means in Qwen Code's stream-JSON output.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from headwire.errors import RemoteProtocolError
+from headwire.records import dataclass, field
 
 JsonDict = dict[str, Any]
 

@@ -19,7 +19,8 @@ Invariants (hypothesis properties in ``tests/unit/transcript/test_excerpt.py``):
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+
+from headwire.records import dataclass
 
 __all__ = [
     "Excerpt",

@@ -26,10 +26,11 @@ suffix of it, with ``json_bytes`` its exact encoded size.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 import orjson
+
+from headwire.records import dataclass
 
 __all__ = [
     "LONG_LINE_BYTES",

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import Any
 
+from headwire.records import dataclass, field
 from headwire.transcript.excerpt import Excerpt
 
 __all__ = [

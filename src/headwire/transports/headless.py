@@ -13,10 +13,10 @@ the one boundary) and returns the bytes for stdout and stderr; it never touches 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Literal
 
 from headwire.protocol.messages import InterimResult, JsonDict
+from headwire.records import dataclass, field
 from headwire.wire import encode
 
 OutputFormat = Literal["text", "json", "stream-json"]

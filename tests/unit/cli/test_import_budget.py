@@ -84,3 +84,74 @@ def test_one_shot_yolo_run_loads_no_heavy_package(tmp_path: Path) -> None:
     assert result["type"] == "result" and result["is_error"] is False
     loaded = sorted(h for h in HEAVY if h in names)
     assert not loaded, f"imported without use: {loaded}"
+
+
+IMPORT_BUDGET = 4.5
+"""The one-shot path's whole import time, in units of ``asyncio``'s import time measured in the
+same process (a ratio holds steady on a loaded machine where milliseconds do not)."""
+
+
+def _import_times(args: list[str], cwd: Path, home: Path) -> dict[str, tuple[int, int]]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "HEADWIRE_"))}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # compiling is not importing
+    env.update(HOME=str(home), HEADWIRE_HOME=str(home / ".headwire"), TERM="dumb")
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "headwire", *args],
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    times: dict[str, tuple[int, int]] = {}
+    for line in done.stderr.splitlines():
+        if line.startswith("import time:") and "|" in line and "[us]" not in line:
+            own, total, name = line[len("import time:") :].split("|")
+            times.setdefault(name.strip(), (int(own), int(total)))
+    return times
+
+
+def test_one_shot_imports_within_budget(tmp_path: Path) -> None:
+    """A one-shot run's imports cost at most :data:`IMPORT_BUDGET` times ``asyncio``'s (the
+    best of three runs: a loaded machine only adds)."""
+    proj, home = tmp_path / "proj", tmp_path / "home"
+    proj.mkdir()
+    home.mkdir()
+    args = ["--model", "scripted:done", "--yolo", "-o", "stream-json", "-p", "go"]
+    ratios = []
+    for _ in range(3):
+        times = _import_times(args, proj, home)
+        whole = sum(own for own, _ in times.values())
+        ratios.append(whole / max(times["asyncio"][1], 1))
+    assert min(ratios) <= IMPORT_BUDGET, ratios
+
+
+def test_every_record_class_takes_the_fast_path() -> None:
+    """Every record class the one-shot path imports is made by ``headwire.records`` without
+    falling back to the standard decorator, but those listed (subclasses of a record)."""
+    listed = {
+        "headwire.transports.headless.StreamJsonTransport",
+        "headwire.transports.headless.JsonTransport",
+        "headwire.transports.headless.TextTransport",
+    }
+    code = (
+        "import dataclasses, json\n"
+        "seen = []\n"
+        "standard = dataclasses.dataclass\n"
+        "def spy(cls=None, /, **kw):\n"
+        "    def wrap(c):\n"
+        "        seen.append(f'{c.__module__}.{c.__qualname__}')\n"
+        "        return standard(c, **kw)\n"
+        "    return wrap if cls is None else wrap(cls)\n"
+        "dataclasses.dataclass = spy\n"
+        "import headwire.cli.build, headwire.cli.run.oneshot\n"
+        "print(json.dumps(seen))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    slow = {name for name in json.loads(done.stdout) if name.startswith("headwire.")}
+    assert slow == listed

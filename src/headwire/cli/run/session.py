@@ -32,7 +32,6 @@ import contextlib
 import os
 import time
 import traceback
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
@@ -48,6 +47,7 @@ from headwire.io.stdio import warn
 from headwire.io.writer import WireWriter
 from headwire.protocol import messages as m
 from headwire.protocol import session_control as sc
+from headwire.records import dataclass
 from headwire.runtime.ids import new_uuid
 from headwire.runtime.policy.answers import permission_answer
 from headwire.runtime.policy.permissions import Decision, denial_message

@@ -15,11 +15,11 @@ import difflib
 import re
 import time
 from collections.abc import Collection
-from dataclasses import dataclass
 from pathlib import Path
 
 from headwire.errors import UsageError
 from headwire.progress import clip
+from headwire.records import dataclass
 from headwire.runtime.store.storage import chats_dir
 
 COMMANDS: dict[str, tuple[str, str]] = {

@@ -26,10 +26,10 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any
 
 from headwire import events as ev
+from headwire.records import dataclass
 from headwire.runtime import compaction as cp
 from headwire.runtime.models.base import Finished, Model, ModelError, ModelRequest, TextDelta
 

@@ -26,11 +26,11 @@ from __future__ import annotations
 
 import asyncio
 import math
-from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from headwire.errors import ExitCode, RunLimitError
 from headwire.events import Limit
+from headwire.records import dataclass, field
 from headwire.runtime.agent.meter import Meter
 
 MAX_TURNS_MESSAGE = (

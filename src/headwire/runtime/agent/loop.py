@@ -38,7 +38,7 @@ import dataclasses
 import time
 import traceback
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -46,6 +46,7 @@ from headwire import events as ev
 from headwire.boundary import EXECUTION_DENIED
 from headwire.errors import HeadwireError
 from headwire.io.stdio import warn
+from headwire.records import dataclass, field
 from headwire.runtime.agent.context_keeper import ContextKeeper, ContextSettings
 from headwire.runtime.agent.limits import (
     LimitReached,

@@ -19,10 +19,10 @@ killed the moment the turn is cancelled (a signal, an interrupt), and gives up a
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any
 
 from headwire.errors import RunLimitError
+from headwire.records import dataclass
 
 STRUCTURED_OUTPUT_RETRIES = 2
 """Corrections a model gets after its first invalid answer (3 answers in all)."""

@@ -23,10 +23,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from headwire.io.lines import open_regular
+from headwire.records import dataclass
 from headwire.runtime.front_matter import AgentFileError as AgentFileError
 from headwire.runtime.front_matter import _parse_list, split_front_matter
 from headwire.runtime.tools.base import ApprovalMode

@@ -38,9 +38,9 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
+from headwire.records import dataclass
 from headwire.runtime.trust import CONTEXT_FILES_ENTRY, project_may, read_project_file
 
 MAX_CONTEXT_FILE_BYTES = 1024 * 1024

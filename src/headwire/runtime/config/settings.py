@@ -26,15 +26,14 @@ import json
 import os
 import re
 from collections.abc import Collection, Iterator, Mapping
-from dataclasses import dataclass, field
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
 
 from headwire.errors import ConfigError
 from headwire.io.lines import NotRegularFile, open_regular
+from headwire.records import dataclass, field
 from headwire.runtime.config.pricing import ModelPrice
 from headwire.runtime.trust import (
     NARROWING_VALUES,
@@ -43,6 +42,10 @@ from headwire.runtime.trust import (
     project_settings,
     resolve_inside,
 )
+
+DATA = Path(__file__).parents[1] / "data"
+"""The package's data folder (``headwire/runtime/data``; read as plain files: no
+``importlib.resources``, which costs a run a few milliseconds of imports)."""
 
 Scope = Literal["user", "project", "cli"]
 SETTINGS_FILE = "settings.json"
@@ -71,7 +74,7 @@ class SettingsError(ConfigError):
 @cache
 def settings_schema() -> Mapping[str, Any]:
     """The settings JSON Schema (package data), parsed once."""
-    text = resources.files("headwire.runtime.data").joinpath("settings.schema.json").read_text()
+    text = (DATA / "settings.schema.json").read_text(encoding="utf-8")
     data: dict[str, Any] = json.loads(text)
     return data
 

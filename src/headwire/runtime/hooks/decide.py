@@ -18,9 +18,9 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from headwire.records import dataclass, field
 from headwire.runtime.tools.registry import ALIASES
 
 TOOL_EVENTS = frozenset(

@@ -35,11 +35,11 @@ import re
 import reprlib
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from headwire.errors import ConfigError
+from headwire.records import dataclass, field
 from headwire.runtime.environment import credential_environment, tool_environment
 
 TransportKind = Literal["stdio", "http", "sse"]

@@ -26,8 +26,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
+
+from headwire.records import dataclass, field
 
 
 @dataclass(frozen=True, slots=True)

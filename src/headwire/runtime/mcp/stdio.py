@@ -28,7 +28,6 @@ import signal
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
 
 import anyio
 import mcp_types as types
@@ -36,6 +35,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from mcp.shared.message import SessionMessage
 
 from headwire.io.stdio import relay
+from headwire.records import dataclass, field
 from headwire.runtime.mcp.large import STREAM_PARSE_BYTES, read_tool_response
 from headwire.runtime.redact import redact
 from headwire.runtime.tools.offload import in_thread

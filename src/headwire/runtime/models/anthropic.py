@@ -24,12 +24,12 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
 import orjson
 
+from headwire.records import dataclass, field
 from headwire.runtime.models.anthropic_convert import (
     convert_messages,
     convert_tools,

@@ -8,11 +8,11 @@ provider sends as is and the scripted model reads only to know where it is.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from headwire.errors import ModelServerError
 from headwire.events import Usage as Usage
+from headwire.records import dataclass, field
 from headwire.runtime.redact import redact
 
 MAX_ERROR_CHARS = 500

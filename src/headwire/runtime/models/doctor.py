@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 from headwire.errors import ModelServerError
+from headwire.records import dataclass
 from headwire.runtime.models.base import (
     Finished,
     ModelError,

@@ -30,12 +30,12 @@ import re
 import uuid
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
 import orjson
 
+from headwire.records import dataclass, field
 from headwire.runtime.models.base import (
     Finished,
     ModelEvent,

@@ -29,7 +29,6 @@ import email.utils
 import os
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
-from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Self
 from urllib.parse import urlsplit, urlunsplit
@@ -39,6 +38,7 @@ import orjson
 from headwire import __version__
 from headwire.errors import ModelServerError
 from headwire.io.stdio import warn
+from headwire.records import dataclass
 from headwire.runtime.environment import register_secret
 from headwire.runtime.http_body import (
     ACCEPT_ENCODING,

@@ -35,13 +35,13 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
 import orjson
 
 from headwire.errors import ConfigError
+from headwire.records import dataclass, field
 from headwire.runtime.models.base import (
     Finished,
     ModelError,

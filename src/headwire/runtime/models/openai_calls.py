@@ -9,11 +9,11 @@ as an object, or resent whole.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 
+from headwire.records import dataclass, field
 from headwire.runtime.models.base import Usage
 from headwire.runtime.models.http_base import int_field
 from headwire.wire import dumps, loads

@@ -27,12 +27,12 @@ Provider modules are imported only by :func:`make_model`, for the provider chose
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
 from headwire.errors import ConfigError
 from headwire.io.stdio import warn
+from headwire.records import dataclass, field
 from headwire.runtime.models.base import Model
 
 AUTH_TYPES = ("openai", "anthropic", "gemini")

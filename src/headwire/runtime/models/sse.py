@@ -10,9 +10,9 @@ most that much memory.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 
 from headwire.errors import RemoteProtocolError
+from headwire.records import dataclass
 from headwire.runtime.http_body import iter_body
 from headwire.runtime.models.httpx_lite import httpx
 from headwire.wire.sse_lines import SseLineSplitter, SseLineTooLong

@@ -27,8 +27,9 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
 from typing import Any
+
+from headwire.records import dataclass
 
 _DECODER = json.JSONDecoder()
 

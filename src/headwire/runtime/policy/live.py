@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from headwire.io.stdio import warn
+from headwire.records import dataclass
 from headwire.runtime.policy.rules import (
     SHELL_TOOL,
     Rule,

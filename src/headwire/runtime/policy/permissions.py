@@ -9,9 +9,9 @@ session), :mod:`headwire.runtime.policy.rules` (their grammar) and
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
+from headwire.records import dataclass
 from headwire.runtime.policy.live import Policy, Verdict, denial_message
 from headwire.runtime.tools.base import ApprovalMode, Tool
 

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from headwire.errors import UsageError
+from headwire.records import dataclass
 from headwire.runtime.tools.registry import ALIASES, FAMILIES
 
 SHELL_TOOL = "run_shell_command"

@@ -24,9 +24,9 @@ from __future__ import annotations
 import os
 import shlex
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
+from headwire.records import dataclass
 from headwire.runtime.policy.rules import Rule
 from headwire.runtime.policy.shell_syntax import SYNTAX_ERROR, Analysis, Command, Word, analyze
 

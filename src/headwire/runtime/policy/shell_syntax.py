@@ -19,8 +19,9 @@ from __future__ import annotations
 import functools
 import itertools
 import re
-from dataclasses import dataclass, field
 from typing import Any
+
+from headwire.records import dataclass, field
 
 WRITE_OPERATORS = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
 """Redirection operators that open their target for writing."""

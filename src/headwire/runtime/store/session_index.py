@@ -29,12 +29,13 @@ import mmap
 import os
 import re
 from collections.abc import Iterable
-from dataclasses import asdict, astuple, dataclass, field, fields
+from dataclasses import asdict, astuple, fields
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+from headwire.records import dataclass, field
 from headwire.runtime.store.recording import RecordingError, open_recording
 from headwire.runtime.store.storage import chat_folders, private_dir, sessions_index_path
 from headwire.wire import dumps

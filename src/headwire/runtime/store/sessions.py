@@ -16,10 +16,10 @@ import mmap
 import os
 import stat
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from headwire.records import dataclass, field
 from headwire.runtime.store.recording import RecordingError, open_recording
 from headwire.runtime.store.session_index import find_line_end, list_sessions, parse_lenient
 from headwire.runtime.store.storage import artifact_folders

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import codecs
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from headwire.errors import ToolError
+from headwire.records import dataclass
 from headwire.runtime.tools.atomic import target_for_write, write_atomically
 from headwire.runtime.tools.base import ApprovalMode, ToolContext, ToolKind, ToolOutcome
 from headwire.runtime.tools.offload import in_thread

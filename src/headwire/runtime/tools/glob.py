@@ -22,10 +22,10 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from headwire.records import dataclass, field
 from headwire.runtime.tools.base import ApprovalMode, ToolContext, ToolKind, ToolOutcome
 from headwire.runtime.tools.linear_regex import LinearPattern, NotLinear, compile_linear
 from headwire.runtime.tools.offload import StepTimedOut, in_thread

@@ -13,9 +13,9 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
+from headwire.records import dataclass, field
 from headwire.runtime.tools.glob import WalkOptions, WalkStats, compile_glob, walk_files
 from headwire.runtime.tools.linear_regex import LinearPattern, compile_linear
 from headwire.runtime.tools.paths import is_within

@@ -19,10 +19,10 @@ from __future__ import annotations
 import codecs
 import io
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from headwire.records import dataclass, field
 from headwire.runtime.tools.base import ApprovalMode, ToolContext, ToolKind, ToolOutcome
 from headwire.runtime.tools.offload import in_thread
 from headwire.runtime.tools.paths import (

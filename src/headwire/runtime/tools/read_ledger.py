@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import os
 import threading
-from dataclasses import dataclass
 from typing import Literal
 
+from headwire.records import dataclass
 from headwire.runtime.tools.base import ToolOutcome
 from headwire.runtime.tools.paths import failure
 

@@ -32,10 +32,10 @@ import signal
 import subprocess
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from headwire.records import dataclass, field
 from headwire.runtime import sandbox
 from headwire.runtime.environment import tool_environment
 from headwire.runtime.telemetry import child_traceparent

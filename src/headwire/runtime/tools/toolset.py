@@ -15,9 +15,9 @@ name.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 
+from headwire.records import dataclass
 from headwire.runtime.tools.base import Tool
 from headwire.runtime.tools.notebook_edit import NotebookEditTool
 from headwire.runtime.tools.read_ledger import ReadLedger
