@@ -15,6 +15,7 @@ Targets (issue 25): ``off`` adds nothing (within noise, < 10 ms), ``file`` and `
 at most 200 ms.  The flush at exit keeps its default budget (``FLUSH_BUDGET_S``).
 
     python benchmarks/telemetry.py --repeat 15
+    python benchmarks/telemetry.py --repeat 15 --src /path/to/other/checkout/src   # before
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ def settings_for(mode: str, work: Path, endpoint: str) -> dict[str, Any] | None:
     return {"telemetry": {"enabled": True, "otlpEndpoint": endpoint, "otlpProtocol": "http"}}
 
 
-def run(mode: str, work: Path, base_url: str, endpoint: str) -> float:
+def run(mode: str, work: Path, base_url: str, endpoint: str, src: Path) -> float:
     home, proj = work / "home", work / "proj"
     (home / ".headwire").mkdir(parents=True, exist_ok=True)
     proj.mkdir(parents=True, exist_ok=True)
@@ -72,7 +73,7 @@ def run(mode: str, work: Path, base_url: str, endpoint: str) -> float:
         "LANG": "C.UTF-8",
         "OPENAI_API_KEY": "sk-fake-local",
         "OPENAI_BASE_URL": base_url,
-        "PYTHONPATH": str(ROOT / "src"),
+        "PYTHONPATH": str(src),
     }
     cmd = [sys.executable, "-m", "headwire", "--auth-type", "openai", "-m", "fake-model"]
     cmd += ["--yolo", "-o", "json", "-p", "run echo, then say done"]
@@ -91,13 +92,19 @@ def main() -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--repeat", type=int, default=11, help="rounds (each runs every mode)")
+    parser.add_argument(
+        "--src",
+        type=Path,
+        default=ROOT / "src",
+        help="the headwire source folder to measure (another checkout's, for a before/after)",
+    )
     args = parser.parse_args()
     times: dict[str, list[float]] = {m: [] for m in MODES}
     with tempfile.TemporaryDirectory() as tmp, OtlpReceiver() as otlp:
         for i in range(args.repeat + 1):  # round 0 warms the caches and is not counted
             for mode in MODES:
                 with FakeOpenAI(SCRIPT, model="fake-model") as fake:
-                    t = run(mode, Path(tmp) / mode, fake.base_url, otlp.endpoint)
+                    t = run(mode, Path(tmp) / mode, fake.base_url, otlp.endpoint, args.src)
                 if i:
                     times[mode].append(t)
         received = len(otlp.spans())

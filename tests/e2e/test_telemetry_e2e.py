@@ -84,6 +84,9 @@ def test_spans_logs_and_metrics_of_a_run_join_the_callers_trace(tmp_path: Path) 
         "gen_ai.operation.name": "execute_tool",
         "gen_ai.tool.name": "run_shell_command",
         "gen_ai.tool.call.id": "call_fake_1_0",
+        "session.id": lines[0]["session_id"],
+        "duration_ms": tool["attributes"]["duration_ms"],
+        "success": True,
     }
     assert root["resource"]["service.name"] == "qwen-code"
     (block,) = tool_results(lines)

@@ -347,6 +347,7 @@ class OtelSubscriber:
                 "gen_ai.agent.name": SERVICE,
                 "gen_ai.conversation.id": self.session_id,
                 "gen_ai.request.model": e.info.model,
+                "session.id": self.session_id,
                 **self.user,
             },
         )
@@ -371,6 +372,7 @@ class OtelSubscriber:
                 "gen_ai.operation.name": "chat",
                 "gen_ai.request.model": e.model,
                 "gen_ai.conversation.id": self.session_id,
+                "session.id": self.session_id,
                 **self.user,
             },
         )
@@ -383,9 +385,12 @@ class OtelSubscriber:
             return
         span, model, started = found
         u = e.usage
+        ms = int((time.monotonic() - started) * 1000)
         span.set_attributes(
             {
                 "gen_ai.response.model": model,
+                "duration_ms": ms,
+                "success": True,
                 "gen_ai.usage.input_tokens": u.input_tokens,
                 "gen_ai.usage.output_tokens": u.output_tokens,
                 "gen_ai.usage.cache_read.input_tokens": u.cached_tokens,
@@ -394,7 +399,6 @@ class OtelSubscriber:
         if self.config.include_sensitive:
             span.set_attribute("gen_ai.output.messages", self._sensitive(_json(e.message)))
         span.end()
-        ms = int((time.monotonic() - started) * 1000)
         self._log(
             f"{SERVICE}.api_response",
             {
@@ -422,6 +426,7 @@ class OtelSubscriber:
             "gen_ai.operation.name": "execute_tool",
             "gen_ai.tool.name": e.name,
             "gen_ai.tool.call.id": e.call_id,
+            "session.id": self.session_id,
             **self.user,
         }
         if self.config.include_sensitive:
@@ -443,6 +448,7 @@ class OtelSubscriber:
         span, started = found
         ms = int((time.monotonic() - started) * 1000)
         success = not r.failed
+        span.set_attributes({"duration_ms": ms, "success": success})
         if not success:
             span.set_status(Status(StatusCode.ERROR, r.error_type or "error"))
         if self.config.include_sensitive:
