@@ -36,11 +36,19 @@ CALLER_SPAN = "b7ad6b7169203331"
 PROMPT = "a private prompt 7f3c"
 
 
+def user_settings(tmp: Path, settings: dict[str, object]) -> None:
+    """``settings`` as the user settings of a :func:`run_cli` run in ``tmp``."""
+    folder = tmp / "home" / ".headwire"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "settings.json").write_text(json.dumps(settings))
+
+
 def test_spans_logs_and_metrics_of_a_run_join_the_callers_trace(tmp_path: Path) -> None:
     script = [
         {"tool": "run_shell_command", "args": {"command": "echo $TRACEPARENT"}},
         {"text": "done"},
     ]
+    user_settings(tmp_path, {"outboundCorrelation": {"propagateTraceContext": True}})
     with OtlpReceiver() as otlp, FakeOpenAI(script) as fake:
         proc = run_cli(
             [*FLAGS, PROMPT],
@@ -76,7 +84,11 @@ def test_spans_logs_and_metrics_of_a_run_join_the_callers_trace(tmp_path: Path) 
         "gen_ai.operation.name": "execute_tool",
         "gen_ai.tool.name": "run_shell_command",
         "gen_ai.tool.call.id": "call_fake_1_0",
+        "session.id": lines[0]["session_id"],
+        "duration_ms": tool["attributes"]["duration_ms"],
+        "success": True,
     }
+    assert root["resource"]["service.name"] == "qwen-code"
     (block,) = tool_results(lines)
     assert block["content"] == f"00-{CALLER_TRACE}-{tool['span_id']}-01"  # the child's own
     assert [log["event_name"] for log in logs] == [
@@ -185,3 +197,159 @@ def test_outfile_gets_the_spans_as_json_lines(tmp_path: Path) -> None:
     records = [json.loads(line) for line in outfile.read_text().splitlines() if line.strip()]
     names = {r.get("name") for r in records}
     assert {"qwen-code.interaction", "qwen-code.llm_request"} <= names
+
+
+def test_without_propagation_a_child_gets_no_span_of_ours(tmp_path: Path) -> None:
+    """``outboundCorrelation.propagateTraceContext`` off (the default): the shell child sees the
+    caller's ``TRACEPARENT`` unchanged, never one naming headwire's tool span."""
+    caller = f"00-{CALLER_TRACE}-{CALLER_SPAN}-01"
+    script = [
+        {"tool": "run_shell_command", "args": {"command": "echo $TRACEPARENT"}},
+        {"text": "done"},
+    ]
+    with OtlpReceiver() as otlp, FakeOpenAI(script) as fake:
+        proc = run_cli(
+            [*FLAGS, "hi"],
+            tmp_path,
+            OPENAI_BASE_URL=fake.base_url,
+            QWEN_TELEMETRY_ENABLED="1",
+            QWEN_TELEMETRY_OTLP_PROTOCOL="http",
+            QWEN_TELEMETRY_OTLP_ENDPOINT=otlp.endpoint,
+            HEADWIRE_TELEMETRY_FLUSH_MS="10000",
+            TRACEPARENT=caller,
+        )
+        spans = otlp.spans()
+    assert proc.returncode == 0, proc.stderr
+    (block,) = tool_results(proc.lines())
+    assert block["content"] == caller
+    assert {s["name"] for s in spans} >= {"qwen-code.tool"}
+
+
+def test_flags_settings_and_a_hook_span(tmp_path: Path) -> None:
+    """Upstream's ``--telemetry*`` flags over the settings; ``userId``, ``resourceAttributes``,
+    the per-signal traces endpoint, ``metrics.includeSessionId``,
+    ``includeSensitiveSpanAttributes``; a command hook runs under a ``qwen-code.hook`` span
+    and, with propagation on, its ``TRACEPARENT`` names that span."""
+    script = [
+        {"tool": "run_shell_command", "args": {"command": "echo hi"}},
+        {"text": "done"},
+    ]
+    hook_out = tmp_path / "hook-traceparent"
+    with OtlpReceiver() as otlp, FakeOpenAI(script) as fake:
+        user_settings(
+            tmp_path,
+            {
+                "telemetry": {
+                    "enabled": False,  # --telemetry turns it on
+                    "otlpProtocol": "grpc",  # --telemetry-otlp-protocol http wins
+                    "otlpTracesEndpoint": f"{otlp.endpoint}/v1/traces",
+                    "userId": "user-42",
+                    "resourceAttributes": {"deployment.environment": "ci", "session.id": "x"},
+                    "metrics": {"includeSessionId": True},
+                    "includeSensitiveSpanAttributes": True,
+                    "sensitiveSpanAttributeMaxLength": 4,
+                },
+                "outboundCorrelation": {"propagateTraceContext": True},
+                "hooks": {
+                    "PreToolUse": [
+                        {
+                            "matcher": "run_shell_command",
+                            "hooks": [
+                                {
+                                    "type": "command",
+                                    "command": f"echo $TRACEPARENT > {hook_out}",
+                                }
+                            ],
+                        }
+                    ]
+                },
+            },
+        )
+        proc = run_cli(
+            [
+                "--telemetry",
+                "--telemetry-otlp-protocol",
+                "http",
+                "--telemetry-otlp-endpoint",
+                otlp.endpoint,
+                *FLAGS,
+                PROMPT,
+            ],
+            tmp_path,
+            OPENAI_BASE_URL=fake.base_url,
+            HEADWIRE_TELEMETRY_FLUSH_MS="10000",
+            TRACEPARENT="",
+        )
+        spans, metrics = otlp.spans(), otlp.metrics()
+    assert proc.returncode == 0, proc.stderr
+    assert "'session.id' is set by headwire" in proc.stderr
+    by_name = {str(s["name"]): s for s in spans}
+    hook, tool, root = (
+        by_name["qwen-code.hook"],
+        by_name["qwen-code.tool"],
+        by_name["qwen-code.interaction"],
+    )
+    assert hook["parent"] == root["span_id"]  # PreToolUse runs before the tool's span starts
+    assert hook["attributes"]["tool.use_id"] == tool["attributes"]["gen_ai.tool.call.id"]
+    assert hook["attributes"]["hook_event"] == "PreToolUse"
+    assert hook["attributes"]["tool.name"] == "run_shell_command"
+    assert hook["attributes"]["success"] is True
+    assert hook_out.read_text().startswith(f"00-{hook['trace_id']}-{hook['span_id']}-")
+    for span in (root, tool, hook, by_name["qwen-code.llm_request"]):
+        assert span["attributes"]["gen_ai.user.id"] == "user-42"
+        assert span["resource"]["deployment.environment"] == "ci"
+        assert span["resource"]["session.id"] != "x"
+    assert root["attributes"]["gen_ai.input.messages"] == PROMPT[:4]
+    assert tool["attributes"]["gen_ai.tool.call.arguments"] == '{"co'
+    assert len(tool["attributes"]["gen_ai.tool.call.result"]) == 4
+    (point,) = metrics["qwen-code.session.count"]
+    assert point[0] == {"session.id": proc.lines()[0]["session_id"]}
+
+
+def test_no_telemetry_flag_turns_it_off(tmp_path: Path) -> None:
+    """``--no-telemetry`` over ``QWEN_TELEMETRY_ENABLED``: nothing exported, no trace id."""
+    with OtlpReceiver() as otlp, FakeOpenAI([{"text": "done"}]) as fake:
+        proc = run_cli(
+            ["--no-telemetry", *FLAGS, "hi"],
+            tmp_path,
+            OPENAI_BASE_URL=fake.base_url,
+            QWEN_TELEMETRY_ENABLED="1",
+            QWEN_TELEMETRY_OTLP_PROTOCOL="http",
+            QWEN_TELEMETRY_OTLP_ENDPOINT=otlp.endpoint,
+        )
+        spans = otlp.spans()
+    assert proc.returncode == 0, proc.stderr
+    assert spans == [] and "trace_id" not in proc.lines()[-1]
+
+
+@pytest.mark.parametrize("kind", ["fifo", "directory", "unwritable"])
+def test_an_outfile_that_cannot_be_written_stops_the_run_at_startup(
+    tmp_path: Path, kind: str
+) -> None:
+    """``telemetry.outfile`` a FIFO nobody reads, a folder, or a path in a folder that cannot
+    be written: one line on stderr, exit 2, no model request, no hang."""
+    import os
+
+    target = tmp_path / "out"
+    if kind == "fifo":
+        os.mkfifo(target)
+    elif kind == "directory":
+        target.mkdir()
+    else:
+        if os.geteuid() == 0:
+            pytest.skip("root writes anywhere")
+        locked = tmp_path / "locked"
+        locked.mkdir(mode=0o500)
+        target = locked / "out.jsonl"
+    with FakeOpenAI([{"text": "done"}]) as fake:
+        proc = run_cli(
+            ["--telemetry-outfile", str(target), *FLAGS, "hi"],
+            tmp_path,
+            timeout=20,
+            OPENAI_BASE_URL=fake.base_url,
+            QWEN_TELEMETRY_ENABLED="1",
+        )
+        requests = list(fake.requests)
+    assert proc.returncode == 2 and requests == [], proc.stderr
+    (line,) = [x for x in proc.stderr.splitlines() if "telemetry.outfile" in x]
+    assert str(target) in line

@@ -10,6 +10,9 @@
 
 from __future__ import annotations
 
+import base64
+import gzip
+import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -41,15 +44,48 @@ def attrs(items: Any) -> dict[str, Any]:
     return {kv.key: value_of(kv.value) for kv in items}
 
 
+_ID_KEYS = frozenset({"traceId", "spanId", "parentSpanId"})
+
+
+def _ids_as_base64(node: Any) -> Any:
+    """OTLP/JSON writes trace and span ids in hex; protobuf's JSON reader wants base64."""
+    if isinstance(node, dict):
+        return {
+            k: base64.b64encode(bytes.fromhex(v)).decode()
+            if k in _ID_KEYS and isinstance(v, str)
+            else _ids_as_base64(v)
+            for k, v in node.items()
+        }
+    if isinstance(node, list):
+        return [_ids_as_base64(v) for v in node]
+    return node
+
+
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
 
+    def _body(self) -> bytes:
+        if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
+            parts = []
+            while True:
+                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                if size == 0:
+                    self.rfile.readline()
+                    break
+                parts.append(self.rfile.read(size))
+                self.rfile.readline()
+            body = b"".join(parts)
+        else:
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if (self.headers.get("Content-Encoding") or "").lower() == "gzip":
+            body = gzip.decompress(body)
+        return body
+
     def do_POST(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        body = self.rfile.read(length)
+        body = self._body()
         kind = _KINDS.get(self.path)
         if kind is None:
             self.send_response(404)
@@ -57,7 +93,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         message = kind()
         if "json" in (self.headers.get("Content-Type") or ""):
-            json_format.Parse(body, message)
+            json_format.ParseDict(_ids_as_base64(json.loads(body)), message)
         else:
             message.ParseFromString(body)
         with self.server.lock:

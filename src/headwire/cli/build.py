@@ -239,24 +239,47 @@ async def _sandbox(settings: Settings, cwd: Path) -> dict[str, Any] | None:
     return policy.describe(enforced=True)
 
 
-def _telemetry(settings: Settings, session_id: str) -> asyncio.Future[Any] | None:
+TELEMETRY_FLAGS = (
+    "telemetry",
+    "telemetry_target",
+    "telemetry_otlp_endpoint",
+    "telemetry_otlp_protocol",
+    "telemetry_log_prompts",
+    "telemetry_outfile",
+)
+
+
+def _telemetry(
+    args: argparse.Namespace, settings: Settings, session_id: str
+) -> asyncio.Future[Any] | None:
     """The telemetry subscriber being built on a thread (importing OpenTelemetry takes a few
     hundred milliseconds: it overlaps the rest of the build), ``None`` when telemetry is off
-    (then OpenTelemetry is never imported).  A missing extra raises here, at once."""
+    (then OpenTelemetry is never imported).  A missing extra or an outfile that cannot be
+    written raises here, at once."""
     import os
 
-    from headwire.runtime.telemetry import check_installed, telemetry_config
+    from headwire.runtime.telemetry import check_installed, open_outfile, telemetry_config
 
-    config = telemetry_config(settings.telemetry, os.environ)
+    config = telemetry_config(
+        settings.telemetry,
+        os.environ,
+        {name: getattr(args, name, None) for name in TELEMETRY_FLAGS},
+        propagate=settings.propagate_trace_context,
+    )
     if not config.enabled:
         return None
     check_installed(config)
+    for line in config.warnings:
+        warn(f"headwire: note: telemetry: {line}")
+    fd = open_outfile(config.outfile) if config.outfile else None
     return asyncio.ensure_future(
-        asyncio.to_thread(_start_telemetry, config, session_id, __version__)
+        asyncio.to_thread(_start_telemetry, config, session_id, __version__, fd)
     )
 
 
-def _start_telemetry(config: TelemetryConfig, session_id: str, version: str) -> Any:
+def _start_telemetry(
+    config: TelemetryConfig, session_id: str, version: str, outfile_fd: int | None = None
+) -> Any:
     """The exporter subscriber for ``config`` (imports OpenTelemetry, on a thread); raises
     :class:`~headwire.errors.UsageError` (one line) when the extra is not installed."""
     import os
@@ -269,7 +292,11 @@ def _start_telemetry(config: TelemetryConfig, session_id: str, version: str) -> 
             "pip install 'headwire[telemetry]', or turn telemetry.enabled off"
         ) from None
     return OtelSubscriber(
-        config, session_id=session_id, version=version, caller=os.environ.get("TRACEPARENT")
+        config,
+        session_id=session_id,
+        version=version,
+        caller=os.environ.get("TRACEPARENT"),
+        outfile_fd=outfile_fd,
     )
 
 
@@ -314,7 +341,7 @@ async def build_runtime(
     settings = settings_for(args, cwd)
     args = apply_settings(args, settings)
     sandbox = await _sandbox(settings, cwd)  # before anything runs: it holds, or the run stops
-    building = _telemetry(settings, plan.session_id)
+    building = _telemetry(args, settings, plan.session_id)
     root = data_dir()
     model = build_model(args, settings)
     closers: list[Closer] = [lambda: close_model(model)]

@@ -8,16 +8,30 @@ Imported only when telemetry is enabled (``cli/build.py`` starts it on a thread)
   its ``agent`` tool span), with the GenAI attributes ``gen_ai.request.model``,
   ``gen_ai.usage.input_tokens``, ``gen_ai.usage.output_tokens``,
   ``gen_ai.usage.cache_read.input_tokens``;
-* ``qwen-code.tool``: one per tool call (``gen_ai.tool.name``, ``gen_ai.tool.call.id``); a
-  shell command started by it gets ``TRACEPARENT`` naming this span.
+* ``qwen-code.tool``: one per tool call (``gen_ai.tool.name``, ``gen_ai.tool.call.id``); with
+  ``outboundCorrelation.propagateTraceContext`` a shell command started by it gets
+  ``TRACEPARENT`` naming this span;
+* ``qwen-code.hook``: one per hook run (``hook_event``, ``tool.name``, ``tool.use_id``,
+  ``duration_ms``, ``success``), under the tool span it guards, else the interaction (a
+  ``PreToolUse`` hook runs before its tool's span starts); a command hook gets its
+  ``TRACEPARENT`` under the same setting.
+
+``telemetry.userId`` adds ``gen_ai.user.id`` to these spans; ``includeSensitiveSpanAttributes``
+adds the prompt, tool arguments and results and the model's message, each cut to
+``sensitiveSpanAttributeMaxLength`` characters.
 
 Log records ``qwen-code.user_prompt``, ``qwen-code.api_request``, ``qwen-code.api_response``,
 ``qwen-code.tool_call``; metrics ``qwen-code.session.count``, ``qwen-code.api.request.count``,
 ``qwen-code.api.request.latency``, ``qwen-code.token.usage``, ``qwen-code.tool.call.count``,
-``qwen-code.tool.call.latency``.  Prompt and tool text appear only with ``logPrompts``, each
-cut to :data:`~headwire.runtime.telemetry.CONTENT_LIMIT` bytes; otherwise only their sizes.
+``qwen-code.tool.call.latency`` (with ``session.id`` on each point only under
+``telemetry.metrics.includeSessionId``).  Prompt and tool text appear in logs only with
+``logPrompts``, each cut to :data:`~headwire.runtime.telemetry.CONTENT_LIMIT` bytes; otherwise
+only their sizes.
 
-Export is batched on background threads; :meth:`OtelSubscriber.aclose` flushes for at most
+OTLP/HTTP is sent by the small exporters below: the SDK's protobuf encoders
+(``opentelemetry-exporter-otlp-proto-common``) and a :mod:`http.client` POST to
+``<endpoint>/v1/traces``, ``/v1/logs``, ``/v1/metrics`` (or the per-signal endpoints).  Export is
+batched on background threads; :meth:`OtelSubscriber.aclose` flushes for at most
 :data:`FLUSH_BUDGET_S` and then lets the process go (what is not sent by then is dropped).
 """
 
@@ -34,16 +48,23 @@ from opentelemetry.sdk._logs.export import (
     BatchLogRecordProcessor,
     ConsoleLogRecordExporter,
     LogRecordExporter,
+    LogRecordExportResult,
 )
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import (
     ConsoleMetricExporter,
     MetricExporter,
+    MetricExportResult,
     PeriodicExportingMetricReader,
 )
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter, SpanExporter
+from opentelemetry.sdk.trace.export import (
+    BatchSpanProcessor,
+    ConsoleSpanExporter,
+    SpanExporter,
+    SpanExportResult,
+)
 from opentelemetry.trace import (
     NonRecordingSpan,
     Span,
@@ -60,8 +81,10 @@ from headwire.errors import UsageError
 from headwire.runtime.telemetry import (
     CONTENT_LIMIT,
     TelemetryConfig,
+    open_outfile,
     parse_traceparent,
     set_child_traceparent,
+    set_hook_tracer,
 )
 
 SERVICE = "qwen-code"
@@ -77,14 +100,113 @@ def bounded(text: str) -> str:
     return text if len(data) <= CONTENT_LIMIT else data[:CONTENT_LIMIT].decode("utf-8", "ignore")
 
 
-def _exporters(config: TelemetryConfig) -> tuple[SpanExporter, MetricExporter, LogRecordExporter]:
-    if config.outfile:
+class _Post:
+    """POSTs one signal's OTLP protobuf to its URL with :mod:`http.client` (on the SDK's
+    exporter thread; no ``requests``, whose import alone cost a run ~100 ms)."""
+
+    def __init__(self, url: str, headers: dict[str, str], timeout_s: float = 5.0) -> None:
+        import http.client  # here, on the builder's thread: not at exit
+        from urllib.parse import urlsplit
+
+        self.client = http.client
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise UsageError(f"telemetry OTLP endpoint: expected an http(s) URL, got {url!r}")
+        self.https = parts.scheme == "https"
+        self.host = parts.hostname
+        self.port = parts.port
+        self.path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        self.headers = {**headers, "Content-Type": "application/x-protobuf"}
+        self.timeout_s = timeout_s
+
+    def __call__(self, body: bytes) -> bool:
+        client = self.client
+        kind = client.HTTPSConnection if self.https else client.HTTPConnection
+        conn = kind(self.host, self.port, timeout=self.timeout_s)
         try:
-            out: TextIO = open(config.outfile, "a", encoding="utf-8")  # noqa: SIM115 (kept open)
-        except OSError as exc:
-            raise UsageError(
-                f"telemetry.outfile: cannot open {config.outfile!r}: {exc.strerror or exc}"
-            ) from None
+            conn.request("POST", self.path, body, self.headers)
+            response = conn.getresponse()
+            response.read()
+            return bool(200 <= response.status < 300)
+        except (OSError, client.HTTPException):
+            return False
+        finally:
+            conn.close()
+
+
+class _SpanPoster(SpanExporter):
+    def __init__(self, post: _Post) -> None:
+        from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+
+        self.post = post
+        self.encode = encode_spans  # imported here, on the builder's thread, not at exit
+
+    def export(self, spans: Any) -> SpanExportResult:
+        ok = self.post(self.encode(spans).SerializeToString())
+        return SpanExportResult.SUCCESS if ok else SpanExportResult.FAILURE
+
+
+class _LogPoster(LogRecordExporter):
+    def __init__(self, post: _Post) -> None:
+        from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
+
+        self.post = post
+        self.encode = encode_logs
+
+    def export(self, batch: Any) -> LogRecordExportResult:
+        ok = self.post(self.encode(batch).SerializeToString())
+        return LogRecordExportResult.SUCCESS if ok else LogRecordExportResult.FAILURE
+
+    def force_flush(self, timeout_millis: int = 30_000) -> bool:
+        return True
+
+    def shutdown(self) -> None:
+        pass
+
+
+class _MetricPoster(MetricExporter):
+    def __init__(self, post: _Post) -> None:
+        from opentelemetry.exporter.otlp.proto.common.metrics_encoder import encode_metrics
+
+        super().__init__()
+        self.post = post
+        self.encode = encode_metrics
+
+    def export(
+        self, metrics_data: Any, timeout_millis: float = 10_000, **kwargs: Any
+    ) -> MetricExportResult:
+        ok = self.post(self.encode(metrics_data).SerializeToString())
+        return MetricExportResult.SUCCESS if ok else MetricExportResult.FAILURE
+
+    def force_flush(self, timeout_millis: float = 10_000) -> bool:
+        return True
+
+    def shutdown(self, timeout_millis: float = 30_000, **kwargs: Any) -> None:
+        pass
+
+
+def _headers() -> dict[str, str]:
+    """``OTEL_EXPORTER_OTLP_HEADERS`` (``k=v,k=v``, percent-encoded), as collectors that want
+    a token are configured."""
+    import os
+    from urllib.parse import unquote
+
+    out: dict[str, str] = {}
+    for item in os.environ.get("OTEL_EXPORTER_OTLP_HEADERS", "").split(","):
+        key, sep, value = item.partition("=")
+        if sep and key.strip():
+            out[unquote(key.strip())] = unquote(value.strip())
+    return out
+
+
+def _exporters(
+    config: TelemetryConfig, outfile_fd: int | None
+) -> tuple[SpanExporter, MetricExporter, LogRecordExporter]:
+    if config.outfile:
+        import os
+
+        fd = outfile_fd if outfile_fd is not None else open_outfile(config.outfile)
+        out: TextIO = os.fdopen(fd, "a", encoding="utf-8")
         return (
             ConsoleSpanExporter(out=out, formatter=lambda s: s.to_json(indent=None) + "\n"),
             ConsoleMetricExporter(out=out, formatter=lambda m: m.to_json(indent=None) + "\n"),
@@ -92,14 +214,11 @@ def _exporters(config: TelemetryConfig) -> tuple[SpanExporter, MetricExporter, L
         )
     base = (config.otlp_endpoint or _DEFAULT_ENDPOINTS[config.otlp_protocol]).rstrip("/")
     if config.otlp_protocol == "http":
-        from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
-        from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
-        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-
+        headers = _headers()
         return (
-            OTLPSpanExporter(endpoint=f"{base}/v1/traces", timeout=5),
-            OTLPMetricExporter(endpoint=f"{base}/v1/metrics", timeout=5),
-            OTLPLogExporter(endpoint=f"{base}/v1/logs", timeout=5),
+            _SpanPoster(_Post(config.traces_endpoint or f"{base}/v1/traces", headers)),
+            _MetricPoster(_Post(config.metrics_endpoint or f"{base}/v1/metrics", headers)),
+            _LogPoster(_Post(config.logs_endpoint or f"{base}/v1/logs", headers)),
         )
     try:
         from opentelemetry.exporter.otlp.proto.grpc._log_exporter import (  # type: ignore[import-not-found]
@@ -116,19 +235,36 @@ def _exporters(config: TelemetryConfig) -> tuple[SpanExporter, MetricExporter, L
             "telemetry.otlpProtocol is grpc but opentelemetry-exporter-otlp-proto-grpc is not "
             "installed: install it, or set telemetry.otlpProtocol to http"
         ) from None
-    return GrpcSpans(endpoint=base), GrpcMetrics(endpoint=base), GrpcLogs(endpoint=base)
+    return (
+        GrpcSpans(endpoint=config.traces_endpoint or base),
+        GrpcMetrics(endpoint=config.metrics_endpoint or base),
+        GrpcLogs(endpoint=config.logs_endpoint or base),
+    )
 
 
 class OtelSubscriber:
     """Follows one session's events and exports them (see the module docstring)."""
 
     def __init__(
-        self, config: TelemetryConfig, *, session_id: str, version: str, caller: str | None
+        self,
+        config: TelemetryConfig,
+        *,
+        session_id: str,
+        version: str,
+        caller: str | None,
+        outfile_fd: int | None = None,
     ) -> None:
-        spans, metrics, logs = _exporters(config)
-        resource = Resource.create(
-            {"service.name": SERVICE, "service.version": version, "session.id": session_id}
+        spans, metrics, logs = _exporters(config, outfile_fd)
+        resource = Resource(
+            {
+                "service.name": SERVICE,
+                **dict(config.resource_attributes),
+                "service.version": version,
+                "session.id": session_id,
+            }
         )
+        self.user = {"gen_ai.user.id": config.user_id} if config.user_id else {}
+        self.metric_extra = {"session.id": session_id} if config.metrics_session_id else {}
         self.config = config
         self.session_id = session_id
         self.tracer_provider = TracerProvider(resource=resource, shutdown_on_exit=False)
@@ -162,7 +298,8 @@ class OtelSubscriber:
         self.interaction: Span | None = None
         self.models: dict[str | None, tuple[Span, str, float]] = {}
         self.tools: dict[str, tuple[Span, float]] = {}
-        self.session_count.add(1)
+        self.session_count.add(1, dict(self.metric_extra))
+        set_hook_tracer(self)
 
     # -- helpers ----------------------------------------------------------------------------
 
@@ -172,6 +309,16 @@ class OtelSubscriber:
         if self.interaction is not None:
             return set_span_in_context(self.interaction)
         return self.root
+
+    def _sensitive(self, text: str) -> str:
+        """``text`` cut to ``sensitiveSpanAttributeMaxLength`` characters."""
+        return text[: self.config.sensitive_max_length]
+
+    def _traceparent(self, span: Span) -> str | None:
+        ctx = span.get_span_context()
+        if not (self.config.propagate and ctx.is_valid):
+            return None
+        return f"00-{ctx.trace_id:032x}-{ctx.span_id:016x}-{int(ctx.trace_flags):02x}"
 
     def _log(self, name: str, attributes: dict[str, Any]) -> None:
         attributes = {"event.name": name, "session.id": self.session_id, **attributes}
@@ -200,6 +347,8 @@ class OtelSubscriber:
                 "gen_ai.agent.name": SERVICE,
                 "gen_ai.conversation.id": self.session_id,
                 "gen_ai.request.model": e.info.model,
+                "session.id": self.session_id,
+                **self.user,
             },
         )
         self.fields["trace_id"] = f"{self.interaction.get_span_context().trace_id:032x}"
@@ -210,8 +359,8 @@ class OtelSubscriber:
         attributes: dict[str, Any] = {"prompt_length": len(e.text)}
         if self.config.log_prompts:
             attributes["prompt"] = bounded(e.text)
-            if self.interaction is not None:
-                self.interaction.set_attribute("gen_ai.input.messages", bounded(e.text))
+        if self.config.include_sensitive and self.interaction is not None:
+            self.interaction.set_attribute("gen_ai.input.messages", self._sensitive(e.text))
         self._log(f"{SERVICE}.user_prompt", attributes)
 
     def _model_started(self, e: ev.ModelCallStarted) -> None:
@@ -223,6 +372,8 @@ class OtelSubscriber:
                 "gen_ai.operation.name": "chat",
                 "gen_ai.request.model": e.model,
                 "gen_ai.conversation.id": self.session_id,
+                "session.id": self.session_id,
+                **self.user,
             },
         )
         self.models[e.parent] = (span, e.model, time.monotonic())
@@ -234,16 +385,20 @@ class OtelSubscriber:
             return
         span, model, started = found
         u = e.usage
+        ms = int((time.monotonic() - started) * 1000)
         span.set_attributes(
             {
                 "gen_ai.response.model": model,
+                "duration_ms": ms,
+                "success": True,
                 "gen_ai.usage.input_tokens": u.input_tokens,
                 "gen_ai.usage.output_tokens": u.output_tokens,
                 "gen_ai.usage.cache_read.input_tokens": u.cached_tokens,
             }
         )
+        if self.config.include_sensitive:
+            span.set_attribute("gen_ai.output.messages", self._sensitive(_json(e.message)))
         span.end()
-        ms = int((time.monotonic() - started) * 1000)
         self._log(
             f"{SERVICE}.api_response",
             {
@@ -256,32 +411,33 @@ class OtelSubscriber:
                 "total_token_count": u.total_tokens or u.input_tokens + u.output_tokens,
             },
         )
-        self.api_count.add(1, {"model": model, "status_code": 200})
-        self.api_latency.record(ms, {"model": model})
+        extra = self.metric_extra
+        self.api_count.add(1, {"model": model, "status_code": 200, **extra})
+        self.api_latency.record(ms, {"model": model, **extra})
         for kind, count in (
             ("input", u.input_tokens),
             ("output", u.output_tokens),
             ("cache", u.cached_tokens),
         ):
-            self.token_usage.add(count, {"model": model, "type": kind})
+            self.token_usage.add(count, {"model": model, "type": kind, **extra})
 
     def _tool_started(self, e: ev.ToolStarted) -> None:
         attributes: dict[str, Any] = {
             "gen_ai.operation.name": "execute_tool",
             "gen_ai.tool.name": e.name,
             "gen_ai.tool.call.id": e.call_id,
+            "session.id": self.session_id,
+            **self.user,
         }
-        if self.config.log_prompts:
-            attributes["gen_ai.tool.call.arguments"] = bounded(_json(e.args))
+        if self.config.include_sensitive:
+            attributes["gen_ai.tool.call.arguments"] = self._sensitive(_json(e.args))
         span = self.tracer.start_span(
             f"{SERVICE}.tool", context=self._parent(e.parent), attributes=attributes
         )
         self.tools[e.call_id] = (span, time.monotonic())
-        ctx = span.get_span_context()
-        if ctx.is_valid:
-            set_child_traceparent(
-                e.call_id, f"00-{ctx.trace_id:032x}-{ctx.span_id:016x}-{int(ctx.trace_flags):02x}"
-            )
+        traceparent = self._traceparent(span)
+        if traceparent is not None:
+            set_child_traceparent(e.call_id, traceparent)
 
     def _tool_finished(self, e: ev.ToolFinished) -> None:
         r = e.response
@@ -292,8 +448,12 @@ class OtelSubscriber:
         span, started = found
         ms = int((time.monotonic() - started) * 1000)
         success = not r.failed
+        span.set_attributes({"duration_ms": ms, "success": success})
         if not success:
             span.set_status(Status(StatusCode.ERROR, r.error_type or "error"))
+        if self.config.include_sensitive:
+            result = r.output if r.output is not None else (r.part_error or r.error or "")
+            span.set_attribute("gen_ai.tool.call.result", self._sensitive(result))
         span.end()
         attributes: dict[str, Any] = {
             "function_name": r.name,
@@ -306,8 +466,9 @@ class OtelSubscriber:
         if self.config.log_prompts:
             attributes["function_args"] = bounded(_json(r.args))
         self._log(f"{SERVICE}.tool_call", attributes)
-        self.tool_count.add(1, {"function_name": r.name, "success": success})
-        self.tool_latency.record(ms, {"function_name": r.name})
+        extra = self.metric_extra
+        self.tool_count.add(1, {"function_name": r.name, "success": success, **extra})
+        self.tool_latency.record(ms, {"function_name": r.name, **extra})
 
     def _tool_abandoned(self, e: ev.ToolAbandoned) -> None:
         found = self.tools.pop(e.call_id, None)
@@ -334,21 +495,52 @@ class OtelSubscriber:
             self.interaction.end()
             self.interaction = None
 
+    # -- hooks (called by the hook runner through headwire.runtime.telemetry.hook_tracer) -----
+
+    def start_hook(
+        self, event: str, tool_name: str | None, tool_use_id: str | None, parent: str | None
+    ) -> tuple[Any, str | None]:
+        attributes: dict[str, Any] = {"session.id": self.session_id, "hook_event": event}
+        if tool_name:
+            attributes["tool.name"] = tool_name
+        if tool_use_id:
+            attributes["tool.use_id"] = tool_use_id
+        attributes.update(self.user)
+        context = self._parent(tool_use_id if tool_use_id in self.tools else parent)
+        span = self.tracer.start_span(f"{SERVICE}.hook", context=context, attributes=attributes)
+        return (span, time.monotonic()), self._traceparent(span)
+
+    def end_hook(self, span: Any, outcome: str, error: str | None) -> None:
+        hook, started = span
+        hook.set_attributes(
+            {
+                "duration_ms": int((time.monotonic() - started) * 1000),
+                "success": outcome in ("success", "blocked"),
+                "should_proceed": outcome != "blocked",
+            }
+        )
+        if outcome in ("error", "timeout", "cancelled"):
+            message = (error or outcome)[:1024]
+            hook.set_attributes({"error": message, "error.type": "hook_error"})
+            hook.set_status(Status(StatusCode.ERROR, message))
+        hook.end()
+
     # -- the end ----------------------------------------------------------------------------
 
     def flush(self, budget_s: float = FLUSH_BUDGET_S) -> None:
-        """Send what is pending, waiting at most ``budget_s`` (on a daemon thread, so a slow
-        collector never holds the process)."""
+        """Send what is pending, waiting at most ``budget_s`` in all: the three signals flush
+        at once, each on a daemon thread (so a slow collector never holds the process)."""
+        set_hook_tracer(None)
         ms = max(1, int(budget_s * 1000))
-
-        def go() -> None:
-            self.tracer_provider.force_flush(ms)
-            self.logger_provider.force_flush(ms)
-            self.meter_provider.force_flush(ms)
-
-        thread = threading.Thread(target=go, name="headwire-otel-flush", daemon=True)
-        thread.start()
-        thread.join(budget_s)
+        deadline = time.monotonic() + budget_s
+        threads = [
+            threading.Thread(target=provider.force_flush, args=(ms,), daemon=True)
+            for provider in (self.tracer_provider, self.logger_provider, self.meter_provider)
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
 
     async def aclose(self) -> None:
         """The bounded flush, off the event loop."""

@@ -6,16 +6,18 @@ never imported (it is the optional extra ``headwire[telemetry]``), no span, no f
 is on, :func:`start` builds the exporter subscriber (:mod:`headwire.runtime.otel_export`), which
 follows the agent's one event stream like the recorder does.
 
-:func:`child_traceparent` is how a tool's child process joins the trace: the subscriber
-registers each running tool call's ``traceparent`` (its span), and ``run_shell_command``
-puts it into the child's ``TRACEPARENT`` (nothing when telemetry is off).
+:func:`child_traceparent` is how a tool's child process joins the trace: with
+``outboundCorrelation.propagateTraceContext`` on, the subscriber registers each running tool
+call's ``traceparent`` (its span), and ``run_shell_command`` puts it into the child's
+``TRACEPARENT`` (nothing when telemetry or propagation is off).  :func:`hook_tracer` gives the
+hook runner a ``qwen-code.hook`` span per hook run, and with propagation its ``TRACEPARENT``.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Protocol
 
 from headwire.errors import UsageError
 from headwire.records import dataclass
@@ -24,7 +26,15 @@ _TRUE = frozenset({"true", "1"})
 TRACEPARENT_RE = re.compile(r"^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$")
 """A version-00 W3C ``traceparent``: trace id, parent span id, flags (all-zero ids invalid)."""
 CONTENT_LIMIT = 65_536
-"""Bytes of prompt or tool text a span or log keeps when ``logPrompts`` is on."""
+"""Bytes of prompt or tool text a log record keeps when ``logPrompts`` is on."""
+SENSITIVE_DEFAULT = 1_048_576
+"""``telemetry.sensitiveSpanAttributeMaxLength``'s default (characters per span attribute)."""
+SENSITIVE_LIMIT = 104_857_600
+"""The largest ``telemetry.sensitiveSpanAttributeMaxLength`` (Qwen Code's, 100 MiB)."""
+RESERVED_RESOURCE_KEYS = ("service.version", "session.id")
+"""Resource attributes headwire sets itself: ``resourceAttributes`` cannot replace them."""
+TARGETS = ("local", "gcp")
+PROTOCOLS = ("grpc", "http")
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,30 +47,160 @@ class TelemetryConfig:
     otlp_protocol: str = "grpc"
     log_prompts: bool = False
     outfile: str | None = None
+    traces_endpoint: str | None = None
+    logs_endpoint: str | None = None
+    metrics_endpoint: str | None = None
+    """Per-signal endpoints: used as they are (no ``/v1/...`` added), over the base one."""
+    user_id: str | None = None
+    """``gen_ai.user.id`` on the interaction, model, tool and hook spans."""
+    include_sensitive: bool = False
+    """Prompt, tool arguments and results, model output as span attributes."""
+    sensitive_max_length: int = SENSITIVE_DEFAULT
+    resource_attributes: tuple[tuple[str, str], ...] = ()
+    metrics_session_id: bool = False
+    """``session.id`` on every metric data point (``telemetry.metrics.includeSessionId``)."""
+    propagate: bool = False
+    """``TRACEPARENT`` in shell-tool and hook children
+    (``outboundCorrelation.propagateTraceContext``)."""
+    warnings: tuple[str, ...] = ()
+    """Resource attributes dropped, one line each (printed as notes at startup)."""
 
 
 def _flag(value: str | None, fallback: Any) -> bool:
     return bool(fallback) if value is None else value.strip().lower() in _TRUE
 
 
-def telemetry_config(value: Mapping[str, Any] | None, env: Mapping[str, str]) -> TelemetryConfig:
-    """The settings' ``telemetry`` object with the ``QWEN_TELEMETRY_*`` variables on top."""
+def _resource_attributes(
+    env_text: str | None, settings: Any, service: str | None
+) -> tuple[tuple[tuple[str, str], ...], tuple[str, ...]]:
+    """``OTEL_RESOURCE_ATTRIBUTES`` (``k=v,k=v``, percent-encoded) under ``resourceAttributes``
+    (settings win), ``OTEL_SERVICE_NAME`` over both; reserved keys dropped with a warning."""
+    from urllib.parse import unquote
+
+    warnings: list[str] = []
+    merged: dict[str, str] = {}
+    for item in (env_text or "").split(","):
+        key, sep, value = item.partition("=")
+        if sep and key.strip():
+            merged[unquote(key.strip())] = unquote(value.strip())
+        elif item.strip():
+            warnings.append(f"OTEL_RESOURCE_ATTRIBUTES: {item.strip()!r} is not key=value; ignored")
+    if isinstance(settings, Mapping):
+        for key, value in settings.items():
+            if not str(key).strip() or not isinstance(value, str):
+                warnings.append(
+                    f"telemetry.resourceAttributes: {key!r} needs a key and a string; ignored"
+                )
+                continue
+            merged[str(key).strip()] = value
+    for key in RESERVED_RESOURCE_KEYS:
+        if merged.pop(key, None) is not None:
+            warnings.append(f"resource attribute {key!r} is set by headwire; ignored")
+    if service:
+        merged["service.name"] = service
+    return tuple(merged.items()), tuple(warnings)
+
+
+def telemetry_config(
+    value: Mapping[str, Any] | None,
+    env: Mapping[str, str],
+    flags: Mapping[str, Any] | None = None,
+    *,
+    propagate: bool = False,
+) -> TelemetryConfig:
+    """The settings' ``telemetry`` object, under the ``QWEN_TELEMETRY_*`` (then ``OTEL_*``)
+    variables, under the ``--telemetry*`` flags (``flags``: their values, ``None`` when not
+    given); ``propagate`` is ``outboundCorrelation.propagateTraceContext``.  Raises
+    :class:`~headwire.errors.UsageError` for a value Qwen Code refuses."""
     value = value or {}
+    flags = flags or {}
 
-    def text(var: str, key: str) -> str | None:
-        found = env.get(var)
-        return found if found else value.get(key)
+    def text(flag: str | None, names: tuple[str, ...], key: str) -> str | None:
+        if flag is not None and flags.get(flag) is not None:
+            return str(flags[flag])
+        for name in names:
+            if env.get(name):
+                return env[name]
+        found = value.get(key)
+        return found if isinstance(found, str) and found else None
 
-    protocol = (text("QWEN_TELEMETRY_OTLP_PROTOCOL", "otlpProtocol") or "grpc").strip().lower()
-    if protocol not in ("grpc", "http"):
-        raise UsageError(f"QWEN_TELEMETRY_OTLP_PROTOCOL: expected grpc or http, got {protocol!r}")
+    def boolean(flag: str | None, var: str, key: str) -> bool:
+        if flag is not None and flags.get(flag) is not None:
+            return bool(flags[flag])
+        return _flag(env.get(var), value.get(key))
+
+    protocol = (
+        (
+            text("telemetry_otlp_protocol", ("QWEN_TELEMETRY_OTLP_PROTOCOL",), "otlpProtocol")
+            or "grpc"
+        )
+        .strip()
+        .lower()
+    )
+    if protocol not in PROTOCOLS:
+        raise UsageError(f"telemetry OTLP protocol: expected grpc or http, got {protocol!r}")
+    target = text("telemetry_target", ("QWEN_TELEMETRY_TARGET",), "target")
+    if target is not None and target not in TARGETS:
+        raise UsageError(f"telemetry target: expected local or gcp, got {target!r}")
+    raw_max = env.get("QWEN_TELEMETRY_SENSITIVE_SPAN_ATTRIBUTE_MAX_LENGTH")
+    max_length: Any = value.get("sensitiveSpanAttributeMaxLength", SENSITIVE_DEFAULT)
+    if raw_max is not None:
+        max_length = int(raw_max.strip()) if raw_max.strip().isdigit() else raw_max
+    if (
+        isinstance(max_length, bool)
+        or not isinstance(max_length, int)
+        or not 1 <= max_length <= SENSITIVE_LIMIT
+    ):
+        raise UsageError(
+            "telemetry.sensitiveSpanAttributeMaxLength: expected an integer from 1 to "
+            f"{SENSITIVE_LIMIT}, got {max_length!r}"
+        )
+    user = env.get("QWEN_TELEMETRY_USER_ID", "").strip() or str(value.get("userId") or "").strip()
+    metrics = value.get("metrics")
+    attributes, warnings = _resource_attributes(
+        env.get("OTEL_RESOURCE_ATTRIBUTES"),
+        value.get("resourceAttributes"),
+        env.get("OTEL_SERVICE_NAME", "").strip(),
+    )
     return TelemetryConfig(
-        enabled=_flag(env.get("QWEN_TELEMETRY_ENABLED"), value.get("enabled")),
-        target=text("QWEN_TELEMETRY_TARGET", "target"),
-        otlp_endpoint=text("QWEN_TELEMETRY_OTLP_ENDPOINT", "otlpEndpoint"),
+        enabled=boolean("telemetry", "QWEN_TELEMETRY_ENABLED", "enabled"),
+        target=target,
+        otlp_endpoint=text(
+            "telemetry_otlp_endpoint",
+            ("QWEN_TELEMETRY_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT"),
+            "otlpEndpoint",
+        ),
         otlp_protocol=protocol,
-        log_prompts=_flag(env.get("QWEN_TELEMETRY_LOG_PROMPTS"), value.get("logPrompts")),
-        outfile=text("QWEN_TELEMETRY_OUTFILE", "outfile"),
+        log_prompts=boolean("telemetry_log_prompts", "QWEN_TELEMETRY_LOG_PROMPTS", "logPrompts"),
+        outfile=text("telemetry_outfile", ("QWEN_TELEMETRY_OUTFILE",), "outfile"),
+        traces_endpoint=text(
+            None,
+            ("QWEN_TELEMETRY_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"),
+            "otlpTracesEndpoint",
+        ),
+        logs_endpoint=text(
+            None,
+            ("QWEN_TELEMETRY_OTLP_LOGS_ENDPOINT", "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT"),
+            "otlpLogsEndpoint",
+        ),
+        metrics_endpoint=text(
+            None,
+            ("QWEN_TELEMETRY_OTLP_METRICS_ENDPOINT", "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"),
+            "otlpMetricsEndpoint",
+        ),
+        user_id=user or None,
+        include_sensitive=_flag(
+            env.get("QWEN_TELEMETRY_INCLUDE_SENSITIVE_SPAN_ATTRIBUTES"),
+            value.get("includeSensitiveSpanAttributes"),
+        ),
+        sensitive_max_length=max_length,
+        resource_attributes=attributes,
+        metrics_session_id=_flag(
+            env.get("QWEN_TELEMETRY_METRICS_INCLUDE_SESSION_ID"),
+            metrics.get("includeSessionId") if isinstance(metrics, Mapping) else None,
+        ),
+        propagate=propagate,
+        warnings=warnings,
     )
 
 
@@ -88,6 +228,34 @@ def child_traceparent(call_id: str) -> str | None:
     return _children.get(call_id) if _children else None
 
 
+class HookTracer(Protocol):
+    """What the exporter offers the hook runner: a ``qwen-code.hook`` span per hook run."""
+
+    def start_hook(
+        self, event: str, tool_name: str | None, tool_use_id: str | None, parent: str | None
+    ) -> tuple[Any, str | None]:
+        """The span of a hook about to run, and the ``TRACEPARENT`` its process gets
+        (``None`` unless ``outboundCorrelation.propagateTraceContext`` is on)."""
+        ...
+
+    def end_hook(self, span: Any, outcome: str, error: str | None) -> None:
+        """End the span of a hook run (``outcome`` as :class:`~headwire.events.HookRan` says)."""
+        ...
+
+
+_hooks: list[HookTracer] = []
+
+
+def set_hook_tracer(tracer: HookTracer | None) -> None:
+    """Register (``None``: forget) the exporter that traces hook runs."""
+    _hooks[:] = [] if tracer is None else [tracer]
+
+
+def hook_tracer() -> HookTracer | None:
+    """The exporter tracing hook runs, ``None`` when telemetry is off."""
+    return _hooks[0] if _hooks else None
+
+
 def check_installed(config: TelemetryConfig) -> None:
     """Raise :class:`~headwire.errors.UsageError` (one line: what to install) when the
     exporter ``config`` needs is missing; looks, imports nothing."""
@@ -106,6 +274,15 @@ def check_installed(config: TelemetryConfig) -> None:
         )
     if (
         not config.outfile
+        and config.otlp_protocol == "http"
+        and missing("opentelemetry.exporter.otlp.proto.common")
+    ):
+        raise UsageError(
+            "telemetry.otlpProtocol is http but opentelemetry-exporter-otlp-proto-common is not "
+            "installed: pip install 'headwire[telemetry]'"
+        )
+    if (
+        not config.outfile
         and config.otlp_protocol == "grpc"
         and missing("opentelemetry.exporter.otlp.proto.grpc")
     ):
@@ -115,12 +292,43 @@ def check_installed(config: TelemetryConfig) -> None:
         )
 
 
+def open_outfile(path: str) -> int:
+    """A descriptor of ``telemetry.outfile`` opened for appending, at startup, without ever
+    blocking: a FIFO nobody reads, a folder, a path that cannot be written or a socket raise
+    :class:`~headwire.errors.UsageError` with one line naming the cause."""
+    import errno
+    import fcntl
+    import os
+    import stat
+
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags, 0o644)
+    except OSError as exc:
+        why = {
+            errno.ENXIO: "a FIFO with no reader",
+            errno.EISDIR: "a directory",
+        }.get(exc.errno or 0, exc.strerror or str(exc))
+        raise UsageError(f"telemetry.outfile: cannot write {path!r}: {why}") from None
+    mode = os.fstat(fd).st_mode
+    if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)):
+        os.close(fd)
+        raise UsageError(f"telemetry.outfile: cannot write {path!r}: not a file")
+    fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
+    return fd
+
+
 __all__ = [
     "CONTENT_LIMIT",
+    "SENSITIVE_DEFAULT",
+    "HookTracer",
     "TelemetryConfig",
     "check_installed",
     "child_traceparent",
+    "hook_tracer",
+    "open_outfile",
     "parse_traceparent",
     "set_child_traceparent",
+    "set_hook_tracer",
     "telemetry_config",
 ]

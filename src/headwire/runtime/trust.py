@@ -274,6 +274,51 @@ PROJECT_TABLE: tuple[ProjectEntry, ...] = (
         "chooses a file telemetry is written to",
     ),
     ProjectEntry(
+        "telemetry.otlpTracesEndpoint", "setting", "user", "chooses where the run's spans go"
+    ),
+    ProjectEntry(
+        "telemetry.otlpLogsEndpoint", "setting", "user", "chooses where the run's log records go"
+    ),
+    ProjectEntry(
+        "telemetry.otlpMetricsEndpoint", "setting", "user", "chooses where the run's metrics go"
+    ),
+    ProjectEntry(
+        "telemetry.userId",
+        "setting",
+        "user",
+        "puts a user's identity into exported telemetry",
+    ),
+    ProjectEntry(
+        "telemetry.includeSensitiveSpanAttributes",
+        "setting",
+        "user",
+        "puts prompts, file contents and commands into exported spans",
+    ),
+    ProjectEntry(
+        "telemetry.sensitiveSpanAttributeMaxLength",
+        "setting",
+        "user",
+        "how much content exported spans keep, kept with the other telemetry keys",
+    ),
+    ProjectEntry(
+        "telemetry.resourceAttributes",
+        "setting",
+        "user",
+        "labels every exported record, kept with the other telemetry keys",
+    ),
+    ProjectEntry(
+        "telemetry.metrics.includeSessionId",
+        "setting",
+        "user",
+        "what exported metrics carry, kept with the other telemetry keys",
+    ),
+    ProjectEntry(
+        "outboundCorrelation.propagateTraceContext",
+        "setting",
+        "user",
+        "hands the run's trace context to the commands it starts",
+    ),
+    ProjectEntry(
         SETTINGS_FILE_ENTRY,
         "file",
         "any",

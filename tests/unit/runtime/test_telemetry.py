@@ -3,6 +3,8 @@ invariants their docstrings state."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -11,6 +13,7 @@ from headwire.errors import UsageError
 from headwire.runtime.telemetry import (
     CONTENT_LIMIT,
     child_traceparent,
+    open_outfile,
     parse_traceparent,
     set_child_traceparent,
     telemetry_config,
@@ -29,6 +32,77 @@ def test_variables_override_the_settings() -> None:
     assert telemetry_config(None, {}).otlp_protocol == "grpc"  # upstream's default
     with pytest.raises(UsageError):
         telemetry_config(None, {"QWEN_TELEMETRY_OTLP_PROTOCOL": "udp"})
+
+
+def test_flags_win_over_variables_and_otel_variables_come_last() -> None:
+    """Upstream's order: a flag, then ``QWEN_TELEMETRY_*``, then ``OTEL_*``, then the key."""
+    settings = {"enabled": True, "otlpEndpoint": "http://key", "logPrompts": True}
+    env = {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://otel", "QWEN_TELEMETRY_LOG_PROMPTS": "1"}
+    config = telemetry_config(settings, env)
+    assert config.otlp_endpoint == "http://otel" and config.log_prompts
+    env["QWEN_TELEMETRY_OTLP_ENDPOINT"] = "http://qwen"
+    assert telemetry_config(settings, env).otlp_endpoint == "http://qwen"
+    flags = {
+        "telemetry": False,
+        "telemetry_otlp_endpoint": "http://flag",
+        "telemetry_log_prompts": False,
+        "telemetry_outfile": "out.jsonl",
+        "telemetry_target": "gcp",
+        "telemetry_otlp_protocol": "http",
+    }
+    config = telemetry_config(settings, env, flags)
+    assert not config.enabled and config.otlp_endpoint == "http://flag" and not config.log_prompts
+    assert config.outfile == "out.jsonl" and config.target == "gcp"
+    assert config.otlp_protocol == "http"
+    assert telemetry_config(settings, env, {"telemetry": None}).enabled  # flag not given
+
+
+def test_upstreams_newer_keys() -> None:
+    settings = {
+        "userId": "  u-1 ",
+        "otlpTracesEndpoint": "http://t/v1/traces",
+        "includeSensitiveSpanAttributes": True,
+        "sensitiveSpanAttributeMaxLength": 7,
+        "resourceAttributes": {"team": "a", "service.version": "9", "n": 3},
+        "metrics": {"includeSessionId": True},
+    }
+    env = {
+        "OTEL_RESOURCE_ATTRIBUTES": "team=b,region=eu%2D1,bad",
+        "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT": "http://l",
+    }
+    config = telemetry_config(settings, env, propagate=True)
+    assert config.user_id == "u-1" and config.traces_endpoint == "http://t/v1/traces"
+    assert config.logs_endpoint == "http://l" and config.metrics_endpoint is None
+    assert config.include_sensitive and config.sensitive_max_length == 7
+    assert dict(config.resource_attributes) == {"team": "a", "region": "eu-1"}
+    assert len(config.warnings) == 3  # "bad", n (not a string), service.version (reserved)
+    assert config.metrics_session_id and config.propagate
+    env["OTEL_SERVICE_NAME"] = "svc"
+    assert dict(telemetry_config(settings, env).resource_attributes)["service.name"] == "svc"
+    for bad in ({"sensitiveSpanAttributeMaxLength": 0}, {"target": "cloud"}):
+        with pytest.raises(UsageError):
+            telemetry_config(bad, {})
+    with pytest.raises(UsageError):
+        telemetry_config({}, {"QWEN_TELEMETRY_SENSITIVE_SPAN_ATTRIBUTE_MAX_LENGTH": "104857601"})
+
+
+def test_open_outfile_never_blocks(tmp_path: Path) -> None:
+    import os
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for path, why in ((fifo, "no reader"), (tmp_path, "directory")):
+        with pytest.raises(UsageError, match=why):
+            open_outfile(str(path))
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        os.close(open_outfile(str(fifo)))  # with its reader, a FIFO is fine
+    finally:
+        os.close(reader)
+    fd = open_outfile(str(tmp_path / "t.jsonl"))
+    os.write(fd, b"x")
+    os.close(fd)
+    assert (tmp_path / "t.jsonl").read_bytes() == b"x"
 
 
 def test_traceparent_parsing() -> None:

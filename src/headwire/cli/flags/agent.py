@@ -411,6 +411,46 @@ def build_parser() -> Parser:
     p.add_argument(
         "-v", "--version", action="version", version=__version__, help="print the version"
     )
+    telemetry = p.add_argument_group(
+        "telemetry (Qwen Code's flags; each over its telemetry.* setting and QWEN_TELEMETRY_* "
+        "variable; see docs/telemetry.md)"
+    )
+    telemetry.add_argument(
+        "--telemetry",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="export OpenTelemetry traces, logs and metrics, or not (telemetry.enabled)",
+    )
+    telemetry.add_argument(
+        "--telemetry-target",
+        choices=("local", "gcp"),
+        default=None,
+        help="a label of the destination; routing follows the endpoint or outfile",
+    )
+    telemetry.add_argument(
+        "--telemetry-otlp-endpoint",
+        metavar="URL",
+        default=None,
+        help="the OTLP collector's base URL (telemetry.otlpEndpoint)",
+    )
+    telemetry.add_argument(
+        "--telemetry-otlp-protocol",
+        choices=("grpc", "http"),
+        default=None,
+        help="OTLP over gRPC or HTTP/protobuf (telemetry.otlpProtocol; default grpc)",
+    )
+    telemetry.add_argument(
+        "--telemetry-log-prompts",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="put prompts and tool arguments into log records, or not (telemetry.logPrompts)",
+    )
+    telemetry.add_argument(
+        "--telemetry-outfile",
+        metavar="PATH",
+        default=None,
+        help="write telemetry as JSON lines to this file instead of OTLP (telemetry.outfile)",
+    )
     claude = p.add_argument_group("Claude Code SDK compatibility (mapped, or ignored with a note)")
     claude.add_argument(
         "--verbose",

@@ -422,6 +422,8 @@ class Settings:
     complete policy, never merged key by key; project layers never set it)."""
     telemetry: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     """``telemetry.*``, merged key by key (see :mod:`headwire.runtime.telemetry`)."""
+    propagate_trace_context: bool = False
+    """``outboundCorrelation.propagateTraceContext``: ``TRACEPARENT`` in shell and hook children."""
 
     def hook_layers(self) -> list[tuple[str, dict[str, Any]]]:
         """``(source, hooks)`` per layer that configures hooks, in merge order (all of them
@@ -545,6 +547,7 @@ def merge_layers(layers: tuple[SettingsLayer, ...]) -> Settings:
         skills_disabled_levels=union("skills.disabledLevels"),
         stop_hook_cap=top("stopHookBlockingCap") or 8,
         execution_sandbox=sandbox,
+        propagate_trace_context=bool(top("outboundCorrelation.propagateTraceContext")),
         telemetry=MappingProxyType(
             {
                 key: top(f"telemetry.{key}")

@@ -39,6 +39,7 @@ from headwire.runtime.hooks.decide import (
     interpret,
     selected,
 )
+from headwire.runtime.telemetry import hook_tracer
 from headwire.wire import encode
 
 MAX_OUTPUT_BYTES = 1024 * 1024
@@ -228,17 +229,33 @@ class HookRunner:
         started = time.monotonic()
         code: int | None = None
         out = err = ""
+        tracer = hook_tracer()
+        span, traceparent = (None, None)
+        if tracer is not None:  # telemetry on: a qwen-code.hook span for this run
+            tool = data.get("tool_name")
+            use_id = data.get("tool_use_id")
+            span, traceparent = tracer.start_hook(
+                spec.event,
+                tool if isinstance(tool, str) else None,
+                use_id if isinstance(use_id, str) else None,
+                parent,
+            )
         try:
             if spec.kind == "sdk":
                 answer, out, err, code = await self._call_sdk(spec, data)
             elif spec.kind == "http":
                 answer, out, err, code = await self._post(spec, stdin)
             else:
+                env = self.env(spec)
+                if traceparent is not None:
+                    env["TRACEPARENT"] = traceparent
                 code, out, err = await run_command(
-                    spec.command, stdin, cwd=self.cwd, env=self.env(spec), timeout_s=spec.timeout_s
+                    spec.command, stdin, cwd=self.cwd, env=env, timeout_s=spec.timeout_s
                 )
                 answer = interpret(spec.event, code, out, err)
         except asyncio.CancelledError:
+            if tracer is not None:
+                tracer.end_hook(span, "cancelled", None)
             self._publish(
                 publish, spec.event, spec.label, "cancelled", None, out, err, started, parent
             )
@@ -246,6 +263,8 @@ class HookRunner:
         except OSError as exc:  # the shell cannot start: a non-blocking error
             err = f"cannot run the hook: {exc.strerror or exc}"
             answer = HookAnswer("error", reason=err)
+        if tracer is not None:
+            tracer.end_hook(span, answer.outcome, answer.reason or err or None)
         self._publish(
             publish, spec.event, spec.label, answer.outcome, code, out, err, started, parent
         )

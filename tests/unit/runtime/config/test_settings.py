@@ -136,9 +136,53 @@ def test_untrusted_project_loses_the_keys_that_run_code(tmp_path: Path) -> None:
         *(f"tools.executionSandbox.{k}" for k in ("backend", "filesystem", "network", "hideHome")),
         *(
             f"telemetry.{k}"
-            for k in ("enabled", "target", "otlpEndpoint", "otlpProtocol", "logPrompts", "outfile")
+            for k in (
+                "enabled",
+                "target",
+                "otlpEndpoint",
+                "otlpProtocol",
+                "logPrompts",
+                "outfile",
+                "otlpTracesEndpoint",
+                "otlpLogsEndpoint",
+                "otlpMetricsEndpoint",
+                "userId",
+                "includeSensitiveSpanAttributes",
+                "sensitiveSpanAttributeMaxLength",
+                "resourceAttributes",
+                "metrics.includeSessionId",
+            )
         ),
+        "outboundCorrelation.propagateTraceContext",
     }
+
+
+def test_a_project_never_redirects_telemetry_or_propagates_trace_context(tmp_path: Path) -> None:
+    """Issue 25: a project (even a trusted one) cannot point telemetry at its own collector,
+    add content to spans, or hand the run's trace context to its commands."""
+    home, proj = dirs(tmp_path)
+    write(home / "settings.json", {"telemetry": {"enabled": True, "otlpEndpoint": "http://mine"}})
+    project = {
+        "telemetry": {
+            "otlpEndpoint": "http://theirs",
+            "otlpTracesEndpoint": "http://theirs/v1/traces",
+            "includeSensitiveSpanAttributes": True,
+            "resourceAttributes": {"a": "b"},
+        },
+        "outboundCorrelation": {"propagateTraceContext": True},
+    }
+    write(proj / ".headwire" / "settings.json", project)
+    for trusted in (True, False):
+        merged = load_settings(home, proj, trusted=trusted)
+        assert dict(merged.telemetry) == {"enabled": True, "otlpEndpoint": "http://mine"}
+        assert merged.propagate_trace_context is False
+        assert set(merged.layers[1].dropped) == {
+            "telemetry.otlpEndpoint",
+            "telemetry.otlpTracesEndpoint",
+            "telemetry.includeSensitiveSpanAttributes",
+            "telemetry.resourceAttributes",
+            "outboundCorrelation.propagateTraceContext",
+        }
 
 
 def test_a_project_never_sets_or_weakens_the_sandbox(tmp_path: Path) -> None:
@@ -336,6 +380,15 @@ SAMPLE_VALUES: dict[str, Any] = {
     "telemetry.otlpProtocol": "http",
     "telemetry.logPrompts": True,
     "telemetry.outfile": "t.json",
+    "telemetry.otlpTracesEndpoint": "http://127.0.0.1:4318/v1/traces",
+    "telemetry.otlpLogsEndpoint": "http://127.0.0.1:4318/v1/logs",
+    "telemetry.otlpMetricsEndpoint": "http://127.0.0.1:4318/v1/metrics",
+    "telemetry.userId": "u",
+    "telemetry.includeSensitiveSpanAttributes": True,
+    "telemetry.sensitiveSpanAttributeMaxLength": 10,
+    "telemetry.resourceAttributes": {"a": "b"},
+    "telemetry.metrics.includeSessionId": True,
+    "outboundCorrelation.propagateTraceContext": True,
     "context.fileName": "RULES.md",
     "context.autoCompactThreshold": 0.5,
     "context.clearContextOnIdle.toolResultsNumToKeep": 3,
