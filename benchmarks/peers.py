@@ -9,11 +9,11 @@ local fake of its own API, started afresh for every run on 127.0.0.1:
 =========== =================================== ===========================================
 CLI         how it is run                       its fake
 =========== =================================== ===========================================
-headwire    ``python -m headwire``              OpenAI chat completions (tests/fakes)
+headwire    its installed ``headwire`` command  OpenAI chat completions (tests/fakes)
 qwen        Qwen Code 0.24.4 (``oracle/``)      OpenAI chat completions (tests/fakes)
 claude      Claude Code 2.1.332 (npm)           Anthropic Messages (tests/fakes)
 gemini      Gemini CLI 0.61.0 (npm)             Gemini (tests/fakes)
-codex       Codex 0.171.0 (npm; Rust binary)    OpenAI Responses (here: Codex speaks only it)
+codex       Codex 0.171.0 (its native binary)   OpenAI Responses (here: Codex speaks only it)
 opencode    OpenCode 1.18.33 (npm)              OpenAI chat completions (tests/fakes)
 =========== =================================== ===========================================
 
@@ -22,7 +22,8 @@ skips it), and OpenCode's config-folder dependency into ``<cache>/peers/opencode
 Every setting that stops a peer's own network use (telemetry, update checks, model catalogs,
 plugins) is the one written up in ``shared/reference/peers-offline.md``.
 
-Runs alternate between the CLIs (one run of each, ``--reps`` times).  Per CLI the script
+Each CLI gets one uncounted warm-up run; then runs alternate between the CLIs (one run of each,
+``--reps`` times).  Per CLI the script
 prints the medians of: wall time; peak memory of the process tree (the CLI and every
 descendant, RSS summed, sampled from ``/proc`` every ``--sample-ms``); ``--version`` wall time;
 and the bytes the run wrote to stdout; then each median's ratio to headwire's.  A CLI that
