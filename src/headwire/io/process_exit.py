@@ -7,16 +7,20 @@ without that teardown:
 
 1. waits for the non-daemon threads (``threading._shutdown``, as the interpreter does);
 2. runs the ``atexit`` handlers (a library's flush, a temporary folder's removal);
-3. flushes ``sys.stdout`` and ``sys.stderr``: if the wire cannot be flushed (a closed pipe)
+3. flushes every file object still open for writing (a writer some feature left for the
+   teardown to flush and close loses nothing: the teardown would have flushed it);
+4. flushes ``sys.stdout`` and ``sys.stderr``: if the wire cannot be flushed (a closed pipe)
    and the run was otherwise a success, the code becomes 120, as CPython reports a failed
    flush at exit;
-4. ``os._exit(code)``.
+5. ``os._exit(code)``.
 
 Under a tracer or a profiler (coverage, pytest's in-process runs, ``-X importtime`` readers
 that want the normal shutdown) it raises ``SystemExit(code)`` instead, so they see the exit.
 """
 
 import atexit
+import gc
+import io
 import os
 import sys
 import threading
@@ -26,6 +30,27 @@ from headwire.io.stdio import flush_standard_streams
 FLUSH_FAILED = 120
 """The exit code when flushing stdout or stderr at exit fails on a run that exited 0 (what
 CPython itself returns in that case)."""
+
+
+_WRITERS = (io.TextIOWrapper, io.BufferedWriter, io.BufferedRandom)
+
+
+def flush_open_files() -> int:
+    """Flush every open text or buffered file object but those on descriptors 0, 1 and 2 (the
+    standard streams: :func:`flush_standard_streams` reports theirs), text wrappers first
+    (theirs is the outer buffer); returns how many were flushed.  A few milliseconds: one pass
+    over the objects the garbage collector tracks."""
+    found = [o for o in gc.get_objects() if type(o) in _WRITERS]
+    found.sort(key=lambda o: type(o) is not io.TextIOWrapper)
+    flushed = 0
+    for stream in found:
+        try:
+            if not stream.closed and stream.writable() and stream.fileno() > 2:
+                stream.flush()
+                flushed += 1
+        except (OSError, ValueError):
+            pass  # the teardown would have failed the same way, silently
+    return flushed
 
 
 def _observed() -> bool:
@@ -42,6 +67,7 @@ def leave(code: int) -> None:
     if shutdown is not None:
         shutdown()
     atexit._run_exitfuncs()
+    flush_open_files()
     if not flush_standard_streams() and code == 0:
         code = FLUSH_FAILED
     os._exit(code)

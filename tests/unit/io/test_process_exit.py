@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -41,6 +42,25 @@ def test_threads_atexit_and_buffered_output_all_happen_before_the_exit() -> None
     assert done.returncode == 3
     assert done.stdout == b"bufferedthread\natexit\n"
     assert done.stderr == b"err"
+
+
+def test_a_file_left_open_loses_nothing(tmp_path: Path) -> None:
+    """What the skipped teardown would have flushed reaches the disk: a text file and a
+    binary file written, never flushed nor closed, still referenced."""
+    text, binary = tmp_path / "t.txt", tmp_path / "b.bin"
+    done = _run(
+        f"""
+        from headwire.io.process_exit import leave
+
+        kept = [open({str(text)!r}, "w"), open({str(binary)!r}, "ab")]
+        kept[0].write("text" * 10)
+        kept[1].write(b"bytes" * 10)
+        leave(0)
+        """
+    )
+    assert done.returncode == 0, done.stderr
+    assert text.read_text() == "text" * 10
+    assert binary.read_bytes() == b"bytes" * 10
 
 
 def test_a_flush_that_fails_turns_success_into_120_and_keeps_a_failure_code() -> None:
