@@ -4,8 +4,9 @@ Generates a stream-json file (default 1 GB) of mostly small events with, now and
 result of a few hundred KB, then runs, as subprocesses reading the file on stdin:
 
 * the baseline: ``for line in sys.stdin.buffer: sys.stdout.buffer.write(line)``;
-* ``python -m headwire bound``;
-* with ``--compare-src DIR``, also ``python -m headwire bound`` from another source tree (say
+* ``headwire bound``, run as the ``headwire`` console script runs it (:data:`ENTRY_POINT`:
+  the entry point called directly; ``python -m headwire`` would add ``runpy``'s imports);
+* with ``--compare-src DIR``, also ``headwire bound`` from another source tree (say
   ``git archive main src | tar -x -C /tmp/main``: the code before a change, in the same
   session).
 
@@ -16,7 +17,7 @@ per-round ratios baseline time / bound time (target: at least 0.9, issue 28), an
 (GNU time's ``%M``) against the longest line.  ``--huge-line-mb N`` adds one tool result of N
 MB to show how memory follows the longest line.
 
-    python benchmarks/bound.py --size 1G
+    python benchmarks/bound.py --size 1G [--compare-src /tmp/main/src]
 """
 
 from __future__ import annotations
@@ -47,6 +48,14 @@ for line in sys.stdin.buffer:
     out.write(line)
 out.flush()
 """
+
+ENTRY_POINT = """\
+import sys
+from headwire.cli.main import main
+sys.exit(main())
+"""
+"""What the ``headwire`` console script does (``[project.scripts]``), with the arguments after
+``-c``."""
 
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 
@@ -276,7 +285,7 @@ def main(argv: list[str] | None = None) -> int:
             f"(generated in {time.perf_counter() - started:.1f} s)"
         )
         python = sys.executable
-        bound = [python, "-m", "headwire", "bound", *options.bound_args.split()]
+        bound = [python, "-c", ENTRY_POINT, "bound", *options.bound_args.split()]
         commands: dict[str, tuple[list[str], Path]] = {
             "line-copy baseline": ([python, "-c", BASELINE], SRC),
             "headwire bound": (bound, SRC),

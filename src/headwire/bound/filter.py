@@ -156,27 +156,31 @@ class BoundFilter:
     def _block(self, data: bytes, start: int, end: int, out: list[Piece]) -> None:
         """Emit the whole lines ``data[start:end]``: short runs as they are, long lines bounded."""
         reader = BytesIO(data)  # shares the bytes of ``data``: no copy
+        ascii = data.isascii()  # stops at the first byte above 127: cheap either way
         position = start
         while position < end:
             long_at = first_long_line(data, position, end)
             if long_at > position:
                 reader.seek(position)
-                out.append(self._short_lines(data, position, long_at, reader))
+                out.append(self._short_lines(data, position, long_at, reader, ascii))
             if long_at == end:
                 return
             newline = data.index(b"\n", long_at + FAST_PATH_LINE_BYTES - 1, end)
             out.append(self._line(data[long_at : newline + 1]))
             position = newline + 1
 
-    def _short_lines(self, data: bytes, start: int, end: int, reader: BytesIO) -> Piece:
+    def _short_lines(
+        self, data: bytes, start: int, end: int, reader: BytesIO, ascii: bool
+    ) -> Piece:
         """Count and check the whole short lines ``data[start:end]`` (``reader`` is at
-        ``start``); they always go out as they came, as one piece."""
+        ``start``; ``ascii``: all of ``data`` is); they always go out as they came, as one
+        piece."""
         run: Piece = data if start == 0 and end == len(data) else memoryview(data)[start:end]
         lines = reader.readlines(end - start)  # stops at the line that reaches ``end``
         stats = self.stats
         first = stats.lines + 1
         stats.lines += len(lines)
-        if well_formed(lines) if self.validate else run_passes_quick_check(lines, run):
+        if well_formed(lines) if self.validate else run_passes_quick_check(lines, ascii):
             return run
         check = line_problem if self.validate else quick_line_problem
         for offset, line in enumerate(lines):

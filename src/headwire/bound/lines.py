@@ -170,23 +170,23 @@ _first_byte = operator.itemgetter(0)
 _before_newline = operator.itemgetter(-2)
 
 
-def run_passes_quick_check(lines: list[bytes], run: Piece) -> bool:
+def run_passes_quick_check(lines: list[bytes], ascii: bool = False) -> bool:
     """Whether every one of ``lines`` passes :func:`quick_line_problem` unparsed, decided
     without a Python-level loop.
 
-    ``lines`` are whole lines, each ending with ``\\n`` (as ``readlines`` gives them), and
-    ``run`` is the same bytes joined (as read: a view, never copied).  Every line must open
-    with ``{``/``[`` in its first byte, close with ``}``/``]`` just before its ``\\n`` (so
-    it is not blank) and be UTF-8; since ``\\n`` is ASCII, the run is UTF-8 exactly when
-    each line is, and only the lines holding a byte above 127 are decoded.  Other runs (blank,
-    indented or CRLF lines, anything else) are checked line by line instead, with the same
-    outcome.
+    ``lines`` are whole lines, each ending with ``\\n`` (as ``readlines`` gives them);
+    ``ascii`` says that the caller knows them to be ASCII (the chunk they came from is).
+    Every line must open with ``{``/``[`` in its first byte, close with ``}``/``]`` just
+    before its ``\\n`` (so it is not blank) and be UTF-8; only the lines holding a byte
+    above 127 are decoded, joined (``\\n`` is ASCII, so the joined lines are UTF-8 exactly
+    when each line is).  Other runs (blank, indented or CRLF lines, anything else) are
+    checked line by line instead, with the same outcome.
     """
     if not _OPENERS.issuperset(map(_first_byte, lines)):
         return False  # also every blank line: its first byte is the newline
     if not _CLOSERS.issuperset(map(_before_newline, lines)):
         return False  # a line of one byte is b"\\n", refused above: [-2] exists
-    if isinstance(run, bytes) and run.isascii():
+    if ascii:
         return True
     non_ascii = list(itertools.filterfalse(bytes.isascii, lines))
     return not non_ascii or _decodes(b"".join(non_ascii))

@@ -84,3 +84,51 @@ def test_one_shot_yolo_run_loads_no_heavy_package(tmp_path: Path) -> None:
     assert result["type"] == "result" and result["is_error"] is False
     loaded = sorted(h for h in HEAVY if h in names)
     assert not loaded, f"imported without use: {loaded}"
+
+
+BOUND_MODULES = {
+    "headwire",
+    "headwire.bound",
+    "headwire.bound.blocks",
+    "headwire.bound.filter",
+    "headwire.bound.lines",
+    "headwire.bound.shapes",
+    "headwire.cli",
+    "headwire.cli.commands",
+    "headwire.cli.commands.bound",
+    "headwire.cli.flags",
+    "headwire.cli.flags.parsing",
+    "headwire.cli.main",
+    "headwire.errors",
+    "headwire.io",
+    "headwire.io.stdio",
+    "headwire.printable",
+    "headwire.projection",
+    "headwire.projection.acp",
+    "headwire.projection.fair_share",
+    "headwire.projection.headless",
+    "headwire.projection.json_string",
+    "headwire.wire",
+    "headwire.wire.decode",
+    "headwire.wire.deep_json",
+    "headwire.wire.encode",
+    "headwire.wire.size",
+    "headwire.wire.sse_lines",
+}
+"""What ``headwire bound`` loads of headwire: the filter, the projection and JSON writer it
+bounds with, its command and the shared argument parser (the wire package's face brings its
+SSE splitter along)."""
+
+
+def test_bound_imports_only_the_filter(tmp_path: Path) -> None:
+    """``headwire bound`` (issue 28: the filter at line-copy speed) loads the filter and what
+    it bounds with, and nothing of the agent; no ``difflib`` (only a usage error suggests a
+    flag), no ``shutil`` (argparse's formatter width is read without it), no dataclasses of
+    its own (orjson loads ``dataclasses`` for itself)."""
+    stream = tmp_path / "in.jsonl"
+    stream.write_bytes(b'{"type":"system"}\n')
+    names, out = _imported(["bound", str(stream)], tmp_path, tmp_path)
+    assert out == '{"type":"system"}\n'
+    ours = {n for n in names if n == "headwire" or n.startswith("headwire.")}
+    assert ours == BOUND_MODULES, sorted(ours ^ BOUND_MODULES)
+    assert not names & {"difflib", "shutil", "asyncio", "threading", "subprocess", *HEAVY}
