@@ -105,7 +105,7 @@ def subcommand_slip(word: str, prompt: str | None = None) -> str | None:
 
 def _columns() -> int:
     """The terminal's width as ``shutil.get_terminal_size`` reads it (``COLUMNS``, then the
-    terminal on stdout, else 80), without importing ``shutil`` (and its compression modules)
+    terminal on fd 1, else 80), without importing ``shutil`` (and its compression modules)
     on every run: argparse makes a help formatter for each argument it adds."""
     try:
         columns = int(os.environ.get("COLUMNS", "0"))
@@ -113,7 +113,7 @@ def _columns() -> int:
         columns = 0
     if columns <= 0:
         try:
-            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+            columns = os.get_terminal_size().columns  # the terminal on fd 1, as shutil asks
         except (AttributeError, ValueError, OSError):
             columns = 0
     return columns or 80
