@@ -53,10 +53,12 @@ from headwire.bound.filter import BoundFilter, BoundStats
 from headwire.bound.lines import (
     FAST_PATH_LINE_BYTES,
     LineOutcome,
+    Piece,
     bound_line,
     first_long_line,
     line_problem,
     quick_line_problem,
+    run_passes_quick_check,
 )
 from headwire.bound.shapes import LOAD_REPLAY_META_KEY, Format, bound_value
 from headwire.wire.size import json_size
@@ -69,6 +71,7 @@ __all__ = [
     "BoundStats",
     "Format",
     "LineOutcome",
+    "Piece",
     "bound_line",
     "bound_tool_result_content",
     "bound_value",
@@ -77,4 +80,5 @@ __all__ = [
     "line_problem",
     "project_text_block_list",
     "quick_line_problem",
+    "run_passes_quick_check",
 ]

@@ -30,11 +30,12 @@ from headwire.wire.size import json_size
 __all__ = [
     "FAST_PATH_LINE_BYTES",
     "LineOutcome",
+    "Piece",
     "bound_line",
     "first_long_line",
     "line_problem",
-    "lines_pass_quick_check",
     "quick_line_problem",
+    "run_passes_quick_check",
     "well_formed",
 ]
 
@@ -160,42 +161,58 @@ def quick_line_problem(line: bytes | bytearray) -> str | None:
     return _parse(line)[1]
 
 
+Piece = bytes | bytearray | memoryview
+"""A piece of output: a line or a run of lines, possibly a view of the bytes read (no copy)."""
+
 _OPENERS = frozenset(b"{[")
 _CLOSERS = frozenset(b"}]")
 _first_byte = operator.itemgetter(0)
-_last_byte = operator.itemgetter(-1)
+_before_newline = operator.itemgetter(-2)
 
 
-def lines_pass_quick_check(lines: list[bytes], block: bytes | None = None) -> bool:
-    """Whether every one of ``lines`` (terminators removed) passes :func:`quick_line_problem`
-    unparsed, decided without a Python-level loop.
+def run_passes_quick_check(lines: list[bytes], ascii: bool = False) -> bool:
+    """Whether every one of ``lines`` passes :func:`quick_line_problem` unparsed, decided
+    without a Python-level loop.
 
-    Every line must be non-empty, open with ``{``/``[`` in its first byte, close with
-    ``}``/``]`` in its last and be UTF-8 (``block``, when given, is the lines with their
-    terminators, as read, checked for UTF-8 whole without a copy).  Other runs (blank,
-    indented or CRLF lines, anything else) are checked line by line instead, with the same
-    outcome.
+    ``lines`` are whole lines, each ending with ``\\n`` (as ``readlines`` gives them);
+    ``ascii`` says that the caller knows them to be ASCII (the chunk they came from is).
+    Every line must open with ``{``/``[`` in its first byte, close with ``}``/``]`` just
+    before its ``\\n`` (so it is not blank) and be UTF-8; only the lines holding a byte
+    above 127 are decoded, joined (``\\n`` is ASCII, so the joined lines are UTF-8 exactly
+    when each line is).  Other runs (blank, indented or CRLF lines, anything else) are
+    checked line by line instead, with the same outcome.
     """
-    try:
-        if not _OPENERS.issuperset(map(_first_byte, lines)):
-            return False
-        if not _CLOSERS.issuperset(map(_last_byte, lines)):
-            return False
-    except IndexError:  # an empty line
-        return False
-    if block is not None:  # the lines joined, as read: checked whole, without a copy
-        return block.isascii() or _is_utf8(block)
+    if not _OPENERS.issuperset(map(_first_byte, lines)):
+        return False  # also every blank line: its first byte is the newline
+    if not _CLOSERS.issuperset(map(_before_newline, lines)):
+        return False  # a line of one byte is b"\\n", refused above: [-2] exists
+    if ascii:
+        return True
     non_ascii = list(itertools.filterfalse(bytes.isascii, lines))
-    return not non_ascii or _is_utf8(b"\n".join(non_ascii))
+    return not non_ascii or _decodes(b"".join(non_ascii))
+
+
+def _decodes(data: Piece) -> bool:
+    """Whether ``data`` is strict UTF-8 (a decode into ``str``: the fastest check for data
+    that is mostly ASCII with some wider characters)."""
+    try:
+        str(data, "utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def well_formed(lines: Iterable[bytes]) -> bool:
-    """Whether orjson reads every non-empty line (one C-level pass, objects dropped at once)."""
+    """Whether orjson reads every line of ``lines`` (each ending with ``\\n``) but the blank
+    ones, ``b"\\n"`` (one C-level pass, objects dropped at once)."""
     try:
-        deque(map(orjson.loads, filter(None, lines)), maxlen=0)
+        deque(map(orjson.loads, filter(_NEWLINE.__ne__, lines)), maxlen=0)
     except orjson.JSONDecodeError:
         return False
     return True
+
+
+_NEWLINE = b"\n"
 
 
 _MAX_WRITE_DEPTH = 254

@@ -23,7 +23,6 @@ import gc
 import io
 import os
 import sys
-import threading
 
 from headwire.io.stdio import flush_standard_streams
 
@@ -63,6 +62,7 @@ def leave(code: int) -> None:
     docstring), skipping the interpreter's teardown of its modules.  Never returns."""
     if _observed():
         raise SystemExit(code)
+    threading = sys.modules.get("threading")  # never imported: no thread to wait for
     shutdown = getattr(threading, "_shutdown", None)
     if shutdown is not None:
         shutdown()

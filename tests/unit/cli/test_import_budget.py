@@ -155,3 +155,52 @@ def test_every_record_class_takes_the_fast_path() -> None:
     )
     slow = {name for name in json.loads(done.stdout) if name.startswith("headwire.")}
     assert slow == listed
+
+
+BOUND_MODULES = {
+    "headwire",
+    "headwire.bound",
+    "headwire.bound.blocks",
+    "headwire.bound.filter",
+    "headwire.bound.lines",
+    "headwire.bound.shapes",
+    "headwire.cli",
+    "headwire.cli.commands",
+    "headwire.cli.commands.bound",
+    "headwire.cli.flags",
+    "headwire.cli.flags.parsing",
+    "headwire.cli.main",
+    "headwire.errors",
+    "headwire.io",
+    "headwire.io.process_exit",
+    "headwire.io.stdio",
+    "headwire.printable",
+    "headwire.projection",
+    "headwire.projection.acp",
+    "headwire.projection.fair_share",
+    "headwire.projection.headless",
+    "headwire.projection.json_string",
+    "headwire.wire",
+    "headwire.wire.decode",
+    "headwire.wire.deep_json",
+    "headwire.wire.encode",
+    "headwire.wire.size",
+    "headwire.wire.sse_lines",
+}
+"""What ``headwire bound`` loads of headwire: the filter, the projection and JSON writer it
+bounds with, its command and the shared argument parser (the wire package's face brings its
+SSE splitter along)."""
+
+
+def test_bound_imports_only_the_filter(tmp_path: Path) -> None:
+    """``headwire bound`` (issue 28: the filter at line-copy speed) loads the filter and what
+    it bounds with, and nothing of the agent; no ``difflib`` (only a usage error suggests a
+    flag), no ``shutil`` (argparse's formatter width is read without it), no dataclasses of
+    its own (orjson loads ``dataclasses`` for itself)."""
+    stream = tmp_path / "in.jsonl"
+    stream.write_bytes(b'{"type":"system"}\n')
+    names, out = _imported(["bound", str(stream)], tmp_path, tmp_path)
+    assert out == '{"type":"system"}\n'
+    ours = {n for n in names if n == "headwire" or n.startswith("headwire.")}
+    assert ours == BOUND_MODULES, sorted(ours ^ BOUND_MODULES)
+    assert not names & {"difflib", "shutil", "asyncio", "threading", "subprocess", *HEAVY}

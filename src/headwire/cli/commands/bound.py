@@ -14,7 +14,6 @@ import argparse
 import io
 import os
 import sys
-from dataclasses import fields
 from typing import TYPE_CHECKING, BinaryIO, cast
 
 from headwire.bound import BoundFilter, BoundStats, Format
@@ -110,11 +109,6 @@ def _report_schema(problems: list[tuple[int, str]], name: str | None = None) -> 
         warn(f"{where}line {line_number}: {reason}")
 
 
-def _add(total: BoundStats, part: BoundStats) -> None:
-    for f in fields(BoundStats):
-        setattr(total, f.name, getattr(total, f.name) + getattr(part, f.name))
-
-
 def _pump(
     inp: BinaryIO,
     out: BinaryIO,
@@ -197,7 +191,7 @@ def run_bound(args: list[str]) -> int:
                     except IsADirectoryError as exc:
                         warn(f"{_PROG}: {name}: {exc.strerror}")
                         status = ExitCode.ERROR
-            _add(total, flt.stats)
+            total.add(flt.stats)
     except BrokenPipeError:
         _silence_stdout()
         return ExitCode.BROKEN_PIPE

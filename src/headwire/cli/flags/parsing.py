@@ -13,7 +13,7 @@ Unique prefixes of long options (``--output`` for ``--output-format``) are refus
 from __future__ import annotations
 
 import argparse
-import difflib
+import os
 import sys
 from collections.abc import Iterable
 from typing import Any, NoReturn
@@ -34,6 +34,8 @@ _UNRECOGNIZED = "unrecognized arguments: "
 
 def did_you_mean(word: str, candidates: Iterable[str]) -> str:
     """`` (did you mean 'X'?)`` for the closest candidate, or ``""`` when none is close."""
+    import difflib  # only for a usage error: a run that parses its flags never loads it
+
     match = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
     return f" (did you mean {match[0]!r}?)" if match else ""
 
@@ -101,12 +103,34 @@ def subcommand_slip(word: str, prompt: str | None = None) -> str | None:
     return None
 
 
+def _columns() -> int:
+    """The terminal's width as ``shutil.get_terminal_size`` reads it (``COLUMNS``, then the
+    terminal on fd 1, else 80), without importing ``shutil`` (and its compression modules)
+    on every run: argparse makes a help formatter for each argument it adds."""
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size().columns  # the terminal on fd 1, as shutil asks
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
+
+
 class Parser(argparse.ArgumentParser):
     """:class:`argparse.ArgumentParser` with ``allow_abbrev=False`` and one-line errors."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("allow_abbrev", False)
         super().__init__(*args, **kwargs)
+
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        """argparse's formatter at argparse's width (the terminal's, less 2), read here."""
+        make: Any = self.formatter_class  # typeshed's protocol leaves ``width`` out
+        formatter: argparse.HelpFormatter = make(prog=self.prog, width=_columns() - 2)
+        return formatter
 
     def _options(self) -> list[str]:
         """Every option string of this parser and of its subcommands."""
