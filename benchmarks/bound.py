@@ -4,7 +4,7 @@ Generates a stream-json file (default 1 GB) of mostly small events with, now and
 result of a few hundred KB, then runs, as subprocesses reading the file on stdin:
 
 * the baseline: ``for line in sys.stdin.buffer: sys.stdout.buffer.write(line)``;
-* ``headwire bound``, run as the ``headwire`` console script runs it (:data:`ENTRY_POINT`:
+* ``headwire bound``, run as the installed ``headwire`` script runs it (:data:`ENTRY_POINT`:
   the entry point called directly; ``python -m headwire`` would add ``runpy``'s imports);
 * with ``--compare-src DIR``, also ``headwire bound`` from another source tree (say
   ``git archive main src | tar -x -C /tmp/main``: the code before a change, in the same
@@ -50,12 +50,10 @@ out.flush()
 """
 
 ENTRY_POINT = """\
-import sys
-from headwire.cli.main import main
-sys.exit(main())
+from headwire.cli.main import entry
+entry()
 """
-"""What the ``headwire`` console script does (``[project.scripts]``), with the arguments after
-``-c``."""
+"""What the ``headwire`` script (``bin/headwire``) does, with the arguments after ``-c``."""
 
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 
