@@ -50,10 +50,12 @@ out.flush()
 """
 
 ENTRY_POINT = """\
-from headwire.cli.main import entry
-entry()
+import sys
+from headwire.cli import main
+main.entry() if hasattr(main, "entry") else sys.exit(main.main())
 """
-"""What the ``headwire`` script (``bin/headwire``) does, with the arguments after ``-c``."""
+"""What the ``headwire`` script (``bin/headwire``) does, with the arguments after ``-c`` (a
+source tree from before ``entry`` existed runs its console script's ``main``)."""
 
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 
