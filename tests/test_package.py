@@ -230,6 +230,7 @@ def test_build_check_install_and_quick_start(tmp_path: Path) -> None:
     assert required == {
         "orjson",
         "httpx",
+        "h11",
         "mcp",
         "ijson",
         "jsonschema",

@@ -23,19 +23,38 @@ from __future__ import annotations
 
 import contextlib
 import zlib
-from collections.abc import AsyncGenerator, Iterator
-from typing import TYPE_CHECKING
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator
+from typing import Any, Protocol
 
 from headwire.errors import RemoteProtocolError
-
-if TYPE_CHECKING:
-    import httpx
 
 STEP_BYTES = 64 * 1024
 """The most bytes one decode step produces."""
 ACCEPT_ENCODING = "gzip, deflate"
 """The ``Accept-Encoding`` header of every request whose body is read here."""
 _REFUSED = frozenset({"br", "zstd", "compress", "x-compress"})
+
+
+class HeaderFields(Protocol):
+    """An answer's header fields (``httpx.Headers``,
+    :class:`~headwire.runtime.models.http_client.Headers`)."""
+
+    def get(self, key: str, default: Any = None) -> Any: ...
+
+    def get_list(self, key: str, split_commas: bool = False) -> list[str]: ...
+
+
+class Answer(Protocol):
+    """An HTTP answer whose body is read here (``httpx.Response``,
+    :class:`~headwire.runtime.models.http_client.Response`)."""
+
+    @property
+    def status_code(self) -> int: ...
+
+    @property
+    def headers(self) -> HeaderFields: ...
+
+    def aiter_raw(self) -> AsyncIterator[bytes]: ...
 
 
 class BodyTooLarge(RemoteProtocolError):
@@ -147,16 +166,14 @@ class ContentDecoder:
                 yield from self._through(index + 1, piece)
 
 
-def decoder_for(response: httpx.Response, max_bytes: int | None = None) -> ContentDecoder:
+def decoder_for(response: Answer, max_bytes: int | None = None) -> ContentDecoder:
     """The :class:`ContentDecoder` of ``response``'s ``Content-Encoding``."""
     return ContentDecoder(
         response.headers.get_list("content-encoding", split_commas=True), max_bytes
     )
 
 
-async def iter_body(
-    response: httpx.Response, max_bytes: int | None = None
-) -> AsyncGenerator[bytes, None]:
+async def iter_body(response: Answer, max_bytes: int | None = None) -> AsyncGenerator[bytes, None]:
     """``response``'s body, decoded, in pieces of at most :data:`STEP_BYTES` (see
     :class:`ContentDecoder` for ``max_bytes``)."""
     decoder = decoder_for(response, max_bytes)
@@ -165,13 +182,13 @@ async def iter_body(
             yield piece
 
 
-async def read_body(response: httpx.Response, max_bytes: int) -> bytes:
+async def read_body(response: Answer, max_bytes: int) -> bytes:
     """The whole decoded body; :class:`BodyTooLarge` past ``max_bytes``."""
     pieces = [piece async for piece in iter_body(response, max_bytes)]
     return b"".join(pieces)
 
 
-async def read_head(response: httpx.Response, max_bytes: int) -> bytes:
+async def read_head(response: Answer, max_bytes: int) -> bytes:
     """At most the first ``max_bytes`` of the decoded body; the rest is not read."""
     pieces: list[bytes] = []
     kept = 0
@@ -190,9 +207,11 @@ async def read_head(response: httpx.Response, max_bytes: int) -> bytes:
 __all__ = [
     "ACCEPT_ENCODING",
     "STEP_BYTES",
+    "Answer",
     "BodyTooLarge",
     "BodyUndecodable",
     "ContentDecoder",
+    "HeaderFields",
     "decoder_for",
     "iter_body",
     "read_body",

@@ -204,3 +204,46 @@ def test_bound_imports_only_the_filter(tmp_path: Path) -> None:
     ours = {n for n in names if n == "headwire" or n.startswith("headwire.")}
     assert ours == BOUND_MODULES, sorted(ours ^ BOUND_MODULES)
     assert not names & {"difflib", "shutil", "asyncio", "threading", "subprocess", *HEAVY}
+
+
+def test_a_model_call_over_http_loads_no_httpx(tmp_path: Path) -> None:
+    """A one-shot run against an OpenAI-compatible server on 127.0.0.1 (a model call, a shell
+    call, a second model call) goes through headwire's own HTTP client: no ``httpx``,
+    ``httpcore`` or ``anyio`` is imported."""
+    from tests.fakes.fake_openai import FakeOpenAI
+
+    proj, home = tmp_path / "proj", tmp_path / "home"
+    proj.mkdir()
+    home.mkdir()
+    script = {"replies": [{"tool": "run_shell_command", "args": {"command": "echo hi"}}]}
+    with FakeOpenAI({**script, "default": {"text": "done"}}) as fake:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "HEADWIRE_"))}
+        env.update(
+            HOME=str(home),
+            HEADWIRE_HOME=str(home / ".headwire"),
+            TERM="dumb",
+            OPENAI_BASE_URL=fake.base_url,
+            OPENAI_API_KEY="sk-local",
+        )
+        flags = ["--auth-type", "openai", "-m", "fake-model", "--yolo", "-o", "stream-json"]
+        done = subprocess.run(
+            [sys.executable, "-X", "importtime", "-m", "headwire", *flags, "-p", "go"],
+            cwd=proj,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["type"] == "result" and result["is_error"] is False
+    assert result["num_turns"] >= 1
+    names = {
+        line.rsplit("|", 1)[1].strip()
+        for line in done.stderr.splitlines()
+        if line.startswith("import time:") and "|" in line
+    }
+    assert not names & {"httpx", "httpcore", "anyio"}, sorted(names & {"httpx", "httpcore"})
+    assert "h11" in names

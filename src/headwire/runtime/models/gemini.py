@@ -36,6 +36,7 @@ from urllib.parse import quote
 import orjson
 
 from headwire.records import dataclass, field
+from headwire.runtime.http_body import Answer
 from headwire.runtime.models.base import (
     Finished,
     ModelEvent,
@@ -54,7 +55,6 @@ from headwire.runtime.models.http_base import (
     error_field_text,
     int_field,
 )
-from headwire.runtime.models.httpx_lite import httpx
 from headwire.runtime.models.sse import sse_events
 from headwire.wire import dumps, loads
 
@@ -188,9 +188,7 @@ class GeminiModel(StreamingHttpModel):
 
     # -- streamed answer -------------------------------------------------------------------
 
-    async def _decode(
-        self, response: httpx.Response, prepared: Prepared
-    ) -> AsyncIterator[ModelEvent]:
+    async def _decode(self, response: Answer, prepared: Prepared) -> AsyncIterator[ModelEvent]:
         state = _State()
         async for event in sse_events(response):
             try:

@@ -27,6 +27,7 @@ import asyncio
 import contextlib
 import email.utils
 import os
+import sys
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from types import TracebackType
@@ -42,13 +43,15 @@ from headwire.records import dataclass
 from headwire.runtime.environment import register_secret
 from headwire.runtime.http_body import (
     ACCEPT_ENCODING,
+    Answer,
     BodyTooLarge,
     BodyUndecodable,
+    HeaderFields,
     read_body,
     read_head,
 )
+from headwire.runtime.models import http_client
 from headwire.runtime.models.base import ModelError, ModelEvent, ModelRequest
-from headwire.runtime.models.httpx_lite import httpx
 from headwire.runtime.models.sse import MAX_EVENT_BYTES, StreamEventTooLarge
 from headwire.runtime.redact import redact
 from headwire.wire import dumps, loads
@@ -120,7 +123,7 @@ class StreamingHttpModel:
         self._extra_headers = dict(extra_headers or {})
         self._diagnostics = diagnostics
         self._display = display_url(self.base_url)
-        self._client: httpx.AsyncClient | None = None
+        self._client: Any = None  # an http_client.HttpClient, or an httpx.AsyncClient
         self._client_loop: asyncio.AbstractEventLoop | None = None
 
     def __repr__(self) -> str:
@@ -153,7 +156,7 @@ class StreamingHttpModel:
     def _prepare(self, request: ModelRequest) -> Prepared:
         raise NotImplementedError
 
-    def _decode(self, response: httpx.Response, prepared: Prepared) -> AsyncIterator[ModelEvent]:
+    def _decode(self, response: Answer, prepared: Prepared) -> AsyncIterator[ModelEvent]:
         """Decode one streamed answer; raise :class:`Transient` for a retryable failure."""
         raise NotImplementedError
 
@@ -223,32 +226,25 @@ class StreamingHttpModel:
             raise self._error(
                 f"Model server sent an unusable answer: {what}; it was closed"
             ) from None
-        except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
-            raise Transient(
-                self._error(
-                    f"Cannot reach model server at {self._display}: {exc_text(exc)}",
-                    retryable=True,
+        except Exception as exc:
+            kind = transport_failure(exc)
+            if kind is None:
+                raise
+            if kind == "connect":
+                message = f"Cannot reach model server at {self._display}: {exc_text(exc)}"
+            elif kind == "timeout":
+                message = f"Model server timed out (no data for {self.timeout_s:g}s)"
+            elif kind == "closed":
+                message = (
+                    "Connection closed mid-stream"
+                    if responded
+                    else f"Model server at {self._display} closed the connection: {exc_text(exc)}"
                 )
-            ) from exc
-        except httpx.TimeoutException as exc:
-            raise Transient(
-                self._error(
-                    f"Model server timed out (no data for {self.timeout_s:g}s)", retryable=True
-                )
-            ) from exc
-        except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
-            message = (
-                "Connection closed mid-stream"
-                if responded
-                else f"Model server at {self._display} closed the connection: {exc_text(exc)}"
-            )
+            else:
+                message = f"Model request failed: {exc_text(exc)}"
             raise Transient(self._error(message, retryable=True)) from exc
-        except httpx.HTTPError as exc:
-            raise Transient(
-                self._error(f"Model request failed: {exc_text(exc)}", retryable=True)
-            ) from exc
 
-    async def _fail_status(self, response: httpx.Response, prepared: Prepared) -> None:
+    async def _fail_status(self, response: Any, prepared: Prepared) -> None:
         """Raise the error for a non-2xx answer: transient when retryable."""
         status = response.status_code
         body = await read_head(response, MAX_ERROR_BODY_BYTES)
@@ -287,17 +283,27 @@ class StreamingHttpModel:
             "User-Agent": f"headwire/{__version__}",
         }
 
-    def _get_client(self) -> httpx.AsyncClient:
+    def _get_client(self) -> Any:
+        """This event loop's connection pool: an
+        :class:`~headwire.runtime.models.http_client.HttpClient`, or ``httpx``'s when a proxy
+        variable applies (``httpx`` speaks to proxies)."""
         loop = asyncio.get_running_loop()
         if self._client is None or self._client_loop is not loop:
             # A pool made under another event loop cannot be reused (or closed) here.
             parts = urlsplit(self.base_url)
             local = (parts.hostname or "") in _LOOPBACK_HOSTS
-            self._client = httpx.AsyncClient(
-                timeout=httpx.Timeout(self.timeout_s, connect=min(self.timeout_s, 10.0)),
-                trust_env=not local,  # no proxy for a local server
-                verify=not _plain_http(parts.scheme, local),
-            )
+            connect_s = min(self.timeout_s, 10.0)
+            if local or not http_client.proxied(self.base_url):
+                self._client = http_client.HttpClient(
+                    timeout_s=self.timeout_s, connect_timeout_s=connect_s, trust_env=not local
+                )
+            else:
+                from headwire.runtime.models.httpx_lite import httpx
+
+                self._client = httpx.AsyncClient(
+                    timeout=httpx.Timeout(self.timeout_s, connect=connect_s),
+                    verify=not _plain_http(parts.scheme, local),
+                )
             self._client_loop = loop
         return self._client
 
@@ -311,7 +317,9 @@ class StreamingHttpModel:
                     body = await read_body(response, MAX_JSON_BODY_BYTES)
                 except (BodyTooLarge, BodyUndecodable):
                     return response.status_code, None
-        except httpx.HTTPError as exc:
+        except Exception as exc:
+            if transport_failure(exc) is None:
+                raise
             raise self._error(
                 f"Cannot reach model server at {self._display}: {exc_text(exc)}", retryable=True
             ) from exc
@@ -389,7 +397,31 @@ def exc_text(exc: BaseException) -> str:
     return text or type(exc).__name__
 
 
-def retry_after_s(headers: httpx.Headers) -> float | None:
+def transport_failure(exc: BaseException) -> str | None:
+    """What kind of transport failure ``exc`` is, from either client: ``"connect"`` (never
+    reached the server), ``"timeout"``, ``"closed"`` (the connection failed or the server broke
+    HTTP), ``"other"``; ``None`` when it is not a transport failure."""
+    if isinstance(exc, http_client.ConnectError):
+        return "connect"
+    if isinstance(exc, http_client.ReadTimeout | http_client.WriteTimeout):
+        return "timeout"
+    if isinstance(exc, http_client.ReadError | http_client.RemoteProtocolError):
+        return "closed"
+    if isinstance(exc, http_client.HttpError):
+        return "other"
+    httpx: Any = sys.modules.get("httpx")  # only a proxied request loads it
+    if httpx is None or not isinstance(exc, httpx.HTTPError):
+        return None
+    if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout):
+        return "connect"
+    if isinstance(exc, httpx.TimeoutException):
+        return "timeout"
+    if isinstance(exc, httpx.RemoteProtocolError | httpx.ReadError):
+        return "closed"
+    return "other"
+
+
+def retry_after_s(headers: HeaderFields) -> float | None:
     """Seconds the server asked us to wait (``retry-after-ms``, ``Retry-After`` secs or date)."""
     millis = headers.get("retry-after-ms")
     if millis:

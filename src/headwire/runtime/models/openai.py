@@ -42,6 +42,7 @@ import orjson
 
 from headwire.errors import ConfigError
 from headwire.records import dataclass, field
+from headwire.runtime.http_body import Answer
 from headwire.runtime.models.base import (
     Finished,
     ModelError,
@@ -62,7 +63,6 @@ from headwire.runtime.models.http_base import (
     error_field_text,
     error_text,
 )
-from headwire.runtime.models.httpx_lite import httpx
 from headwire.runtime.models.openai_calls import (
     CallSlots,
     call_arguments,
@@ -250,9 +250,7 @@ class OpenAIModel(StreamingHttpModel):
 
     # -- streamed answer -------------------------------------------------------------------
 
-    async def _decode(
-        self, response: httpx.Response, prepared: Prepared
-    ) -> AsyncIterator[ModelEvent]:
+    async def _decode(self, response: Answer, prepared: Prepared) -> AsyncIterator[ModelEvent]:
         """Decode the SSE body into events; the end of the stream settles the tool calls."""
         state = _StreamState()
         done = False

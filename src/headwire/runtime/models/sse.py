@@ -13,8 +13,7 @@ from collections.abc import AsyncIterator
 
 from headwire.errors import RemoteProtocolError
 from headwire.records import dataclass
-from headwire.runtime.http_body import iter_body
-from headwire.runtime.models.httpx_lite import httpx
+from headwire.runtime.http_body import Answer, iter_body
 from headwire.wire.sse_lines import SseLineSplitter, SseLineTooLong
 
 MAX_EVENT_BYTES = 16 * 1024 * 1024
@@ -39,7 +38,7 @@ class SseEvent:
         return "\n".join(self.data)
 
 
-async def sse_lines(response: httpx.Response) -> AsyncIterator[str]:
+async def sse_lines(response: Answer) -> AsyncIterator[str]:
     """The body's lines, ended by CR, LF or CRLF only (:class:`~headwire.wire.SseLineSplitter`).
 
     ``httpx``'s ``aiter_lines`` also splits at U+2028, U+2029, U+0085 and other characters
@@ -59,7 +58,7 @@ async def sse_lines(response: httpx.Response) -> AsyncIterator[str]:
         yield line
 
 
-async def sse_events(response: httpx.Response) -> AsyncIterator[SseEvent]:
+async def sse_events(response: Answer) -> AsyncIterator[SseEvent]:
     """The events of an ``text/event-stream`` body, in order.
 
     Comments (``: keep-alive``) and ``id``/``retry`` fields are skipped; a last event that the
