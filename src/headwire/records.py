@@ -4,7 +4,8 @@ Every message, event and setting of headwire is a small record class.  The stand
 ``dataclasses.dataclass`` writes and compiles the source of five or six methods per class
 (``__init__``, ``__repr__``, ``__eq__``, ``__hash__``, ``__setattr__``, ``__delattr__``): about
 half a millisecond a class, a few tens of milliseconds of every run's start.  Here only
-``__init__`` is compiled (it is the one whose speed matters per instance); the other methods
+``__init__`` is compiled (it is the one whose speed matters per instance), and only when the
+class makes its first instance (most record classes a run imports never do); the other methods
 are closures over the class's field names.  What the class looks like from outside is the
 standard one: ``__dataclass_fields__`` holds real :class:`dataclasses.Field` objects, so
 ``dataclasses.fields``, ``replace``, ``asdict``, ``is_dataclass``, ``orjson``, ``pickle``,
@@ -144,10 +145,10 @@ def _fast(cls: type[_T], options: dict[str, Any]) -> type[_T] | None:
         made["__match_args__"] = tuple(n for n in names if fields[n].init and not fields[n].kw_only)
     if options.get("init", True):
         post_init = "__post_init__" in cls.__dict__
-        init = _init(cls, fields, frozen, post_init, scope)
-        if init is None:
+        source = _init_source(fields, frozen, post_init)
+        if source is None:
             return None
-        made["__init__"] = init
+        made["__init__"] = _pending_init(cls.__qualname__, fields, source, scope, owner)
     if options.get("repr", True):
         made["__repr__"] = _repr(tuple(n for n in names if fields[n].repr))
     if options.get("eq", True):
@@ -181,16 +182,11 @@ def _fast(cls: type[_T], options: dict[str, Any]) -> type[_T] | None:
     return result  # type: ignore[no-any-return]
 
 
-def _init(
-    cls: type,
-    fields: dict[str, dataclasses.Field[Any]],
-    frozen: bool,
-    post_init: bool,
-    module_globals: dict[str, Any],
-) -> Any:
-    """The compiled ``__init__`` (one ``exec`` per class; annotations resolve in the class's
-    module, as the standard one's do), or ``None`` when the field order is one the standard
-    decorator rejects (it then raises its own error)."""
+def _init_source(
+    fields: dict[str, dataclasses.Field[Any]], frozen: bool, post_init: bool
+) -> tuple[str, dict[str, Any]] | None:
+    """The source of ``__init__`` and the names it closes over, or ``None`` when the field
+    order is one the standard decorator rejects (it then raises its own error)."""
     env: dict[str, Any] = {"__set": object.__setattr__, "__factory": _FACTORY}
     positional: list[str] = []
     keyword: list[str] = []
@@ -225,11 +221,59 @@ def _init(
         *(f"    {line}" for line in body or ["pass"]),
         "  return __init__",
     ]
-    namespace: dict[str, Any] = {}
-    exec("\n".join(lines), module_globals, namespace)
-    init = namespace["__create_fn__"](**env)
-    init.__qualname__ = f"{cls.__qualname__}.__init__"
-    return init
+    return "\n".join(lines), env
+
+
+def _pending_init(
+    qualname: str,
+    fields: dict[str, dataclasses.Field[Any]],
+    source: tuple[str, dict[str, Any]],
+    scope: dict[str, Any],
+    owner: list[Any],
+) -> Callable[..., None]:
+    """The record's ``__init__`` until its first instance: compiles the real one (one
+    ``exec``; annotations resolve in the class's module, as the standard one's do), puts it on
+    the class and runs it.  Most record classes a run imports are never made, so most never
+    compile.  Until then ``inspect.signature`` and ``typing.get_type_hints`` read the real
+    one through ``__wrapped__`` (:class:`_PendingSignature`)."""
+    compiled: list[Callable[..., None]] = []
+
+    def real() -> Callable[..., None]:
+        if not compiled:
+            text, env = source
+            namespace: dict[str, Any] = {}
+            exec(text, scope, namespace)
+            init = namespace["__create_fn__"](**env)
+            init.__qualname__ = f"{qualname}.__init__"
+            compiled.append(init)
+            owner[0].__init__ = init
+        return compiled[0]
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        real()(self, *args, **kwargs)
+
+    __init__.__qualname__ = f"{qualname}.__init__"
+    __init__.__annotations__ = {name: one.type for name, one in fields.items()} | {"return": None}
+    __init__.__wrapped__ = _PendingSignature(real, scope)  # type: ignore[attr-defined]
+    return __init__
+
+
+class _PendingSignature:
+    """What ``inspect`` and ``typing`` unwrap a pending ``__init__`` to: its real signature
+    (compiled on demand) and the module whose names its annotations use."""
+
+    __slots__ = ("__globals__", "_real")
+
+    def __init__(self, real: Callable[[], Callable[..., None]], scope: dict[str, Any]) -> None:
+        self._real = real
+        self.__globals__ = scope
+
+    @property
+    def __signature__(self) -> Any:
+        return inspect.signature(self._real())
+
+    def __call__(self, *args: Any, **kwargs: Any) -> None:
+        self._real()(*args, **kwargs)
 
 
 def _repr(names: tuple[str, ...]) -> Callable[[Any], str]:

@@ -222,3 +222,24 @@ def test_a_record_that_holds_itself_has_a_finite_repr() -> None:
     assert (
         repr(node) == "test_a_record_that_holds_itself_has_a_finite_repr.<locals>.Node(child=...)"
     )
+
+
+def test_init_compiles_at_the_first_instance_and_reads_the_same_before() -> None:
+    """Until its first instance a record's ``__init__`` is a stand-in that ``inspect`` and
+    ``typing`` read as the real one; the first instance puts the compiled one on the class."""
+
+    @records.dataclass(frozen=True, slots=True, kw_only=True)
+    class Lazy:
+        a: int
+        b: str = "x"
+
+    pending = Lazy.__init__
+    assert str(inspect.signature(Lazy)) == "(*, a: 'int', b: 'str' = 'x') -> None"
+    import typing
+
+    assert typing.get_type_hints(Lazy.__init__) == {"a": int, "b": str, "return": type(None)}
+    assert Lazy(a=1) == Lazy(a=1, b="x")
+    assert Lazy.__init__ is not pending and not hasattr(Lazy.__init__, "__wrapped__")
+    assert str(inspect.signature(Lazy)) == "(*, a: 'int', b: 'str' = 'x') -> None"
+    with pytest.raises(TypeError, match=r"Lazy.__init__\(\) missing 1 required"):
+        Lazy()  # type: ignore[call-arg]

@@ -128,6 +128,8 @@ def _progress(args: argparse.Namespace) -> tuple[list[TerminalProgress], Callabl
     views: list[TerminalProgress] = []
 
     def first(runtime: Runtime) -> None:
+        if args.output_format != "text":
+            return  # the JSON wires show no progress: nothing of the view is imported
         from headwire.cli.run.progress import progress_for, wants_progress
 
         if wants_progress(args):
