@@ -27,6 +27,7 @@ asked for it; when the requests and the last unit fit in the budget, the new con
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -54,20 +55,30 @@ CLIP_CHARS = 1_500
 """Each tool result or message is clipped to this many characters in the summary transcript."""
 CLEARED_TOOL_RESULT = "[Old tool result content cleared to save context.]"
 
-_WINDOW_IN_ERROR = (
-    re.compile(r"maximum context length is (\d+)", re.IGNORECASE),
-    re.compile(r"\d+ tokens? > (\d+) maximum", re.IGNORECASE),
-    re.compile(r"maximum number of tokens allowed \((\d+)\)", re.IGNORECASE),
-    re.compile(r"n_ctx\W{0,4}(\d+)", re.IGNORECASE),
-    re.compile(r"context (?:size|window|length) (?:of |is )?\(?(\d{3,})", re.IGNORECASE),
-)
-_OVERFLOW = re.compile(
-    r"context_length_exceeded|maximum context length|prompt is too long|prompt too long"
-    r"|exceeds? the (?:available )?context|context (?:size|window|length) (?:has been |was )?"
-    r"exceeded|exceed_context_size|input (?:token count|is too long)|too many (?:input )?tokens"
-    r"|exceeds the maximum number of tokens|reduce the length of the messages",
-    re.IGNORECASE,
-)
+
+@functools.cache
+def _window_in_error() -> tuple[re.Pattern[str], ...]:
+    """The texts that give a window's size in an error (compiled at the first error: most runs
+    see none)."""
+    return (
+        re.compile(r"maximum context length is (\d+)", re.IGNORECASE),
+        re.compile(r"\d+ tokens? > (\d+) maximum", re.IGNORECASE),
+        re.compile(r"maximum number of tokens allowed \((\d+)\)", re.IGNORECASE),
+        re.compile(r"n_ctx\W{0,4}(\d+)", re.IGNORECASE),
+        re.compile(r"context (?:size|window|length) (?:of |is )?\(?(\d{3,})", re.IGNORECASE),
+    )
+
+
+@functools.cache
+def _overflow() -> re.Pattern[str]:
+    """What a provider says when a request is longer than the window (compiled at first use)."""
+    return re.compile(
+        r"context_length_exceeded|maximum context length|prompt is too long|prompt too long"
+        r"|exceeds? the (?:available )?context|context (?:size|window|length) (?:has been |was )?"
+        r"exceeded|exceed_context_size|input (?:token count|is too long)|too many (?:input )?tokens"
+        r"|exceeds the maximum number of tokens|reduce the length of the messages",
+        re.IGNORECASE,
+    )
 
 
 def estimate_tokens(value: Any) -> int:
@@ -79,12 +90,12 @@ def is_context_overflow(message: str) -> bool:
     """Whether a provider's error says the request is longer than the model's window
     (OpenAI/vLLM ``context_length_exceeded``, Anthropic ``prompt is too long``, Gemini's
     token count, llama.cpp's and Ollama's context-size messages)."""
-    return _OVERFLOW.search(message) is not None
+    return _overflow().search(message) is not None
 
 
 def window_in_error(message: str) -> int | None:
     """The window a "too long" error states, when it states one."""
-    for pattern in _WINDOW_IN_ERROR:
+    for pattern in _window_in_error():
         found = pattern.search(message)
         if found is not None and int(found.group(1)) >= 256:
             return int(found.group(1))

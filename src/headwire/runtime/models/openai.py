@@ -80,15 +80,13 @@ from headwire.wire import dumps, loads
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 """Where requests go when neither ``--openai-base-url`` nor ``OPENAI_BASE_URL`` is given."""
 
-NO_TOOL_SUPPORT = re.compile(
+_NO_TOOL_SUPPORT = (
     r"(?:does not|doesn't|do not) support tools|not support(?:ed)? (?:for )?tool|"
     r"tools? (?:param|parameter)s? requires?|tool choice requires|"
-    r"unsupported param(?:eter)?:? ?['\"]?tools|no endpoints found that support tool",
-    re.IGNORECASE,
+    r"unsupported param(?:eter)?:? ?['\"]?tools|no endpoints found that support tool"
 )
-"""Error texts of servers that cannot take ``tools`` (Ollama, vLLM, llama.cpp, OpenRouter)."""
-
-_STREAM_OPTIONS_REJECTED = re.compile(r"stream_options", re.IGNORECASE)
+"""Error texts of servers that cannot take ``tools`` (Ollama, vLLM, llama.cpp, OpenRouter):
+searched with ``re``'s cache (compiled at the first error, not at every start)."""
 
 
 class OpenAIConfigError(ConfigError):
@@ -182,7 +180,9 @@ class OpenAIModel(StreamingHttpModel):
                 yielded = True
                 yield event
         except ModelError as error:
-            rejected = error.status == 400 and _STREAM_OPTIONS_REJECTED.search(error.message)
+            rejected = error.status == 400 and re.search(
+                "stream_options", error.message, re.IGNORECASE
+            )
             if yielded or not self._include_usage or not rejected:
                 raise
             self._include_usage = False
@@ -234,7 +234,7 @@ class OpenAIModel(StreamingHttpModel):
 
     def _status_message(self, status: int, reason: str, body: bytes, prepared: Prepared) -> str:
         text = error_text(body)
-        if prepared.has_tools and NO_TOOL_SUPPORT.search(text):
+        if prepared.has_tools and re.search(_NO_TOOL_SUPPORT, text, re.IGNORECASE):
             return (
                 f"Model server does not support tool calls for {self.name} "
                 f"(HTTP {status}: {error_message(text, 200)}); use a model and server with "
@@ -244,7 +244,7 @@ class OpenAIModel(StreamingHttpModel):
         return f"Model server returned HTTP {status}{reason}: {text}"
 
     def _is_retryable_status(self, status: int, body: bytes, prepared: Prepared) -> bool:
-        if prepared.has_tools and NO_TOOL_SUPPORT.search(error_text(body)):
+        if prepared.has_tools and re.search(_NO_TOOL_SUPPORT, error_text(body), re.IGNORECASE):
             return False  # llama.cpp answers 500 for "tools param requires --jinja flag"
         return super()._is_retryable_status(status, body, prepared)
 
