@@ -61,6 +61,7 @@ def test_spans_logs_and_metrics_of_a_run_join_the_callers_trace(tmp_path: Path) 
             TRACEPARENT=f"00-{CALLER_TRACE}-{CALLER_SPAN}-01",
         )
         spans, logs, metrics = otlp.spans(), otlp.logs(), otlp.metrics()
+        sent = [headers.get("traceparent") for headers in fake.request_headers]
     assert proc.returncode == 0, proc.stderr
     lines = proc.lines()
     assert lines[-1]["type"] == "result" and lines[-1]["trace_id"] == CALLER_TRACE
@@ -91,6 +92,8 @@ def test_spans_logs_and_metrics_of_a_run_join_the_callers_trace(tmp_path: Path) 
     assert root["resource"]["service.name"] == "qwen-code"
     (block,) = tool_results(lines)
     assert block["content"] == f"00-{CALLER_TRACE}-{tool['span_id']}-01"  # the child's own
+    # each model request's traceparent names its own llm_request span, as upstream's fetch does
+    assert sent == [f"00-{CALLER_TRACE}-{span['span_id']}-01" for span in models]
     assert [log["event_name"] for log in logs] == [
         "qwen-code.user_prompt",
         "qwen-code.api_request",
@@ -219,10 +222,12 @@ def test_without_propagation_a_child_gets_no_span_of_ours(tmp_path: Path) -> Non
             TRACEPARENT=caller,
         )
         spans = otlp.spans()
+        sent = [headers.get("traceparent") for headers in fake.request_headers]
     assert proc.returncode == 0, proc.stderr
     (block,) = tool_results(proc.lines())
     assert block["content"] == caller
     assert {s["name"] for s in spans} >= {"qwen-code.tool"}
+    assert sent == [None, None]  # no trace context on the model requests either
 
 
 def test_flags_settings_and_a_hook_span(tmp_path: Path) -> None:

@@ -10,7 +10,8 @@ Imported only when telemetry is enabled (``cli/build.py`` starts it on a thread)
   ``gen_ai.usage.cache_read.input_tokens``;
 * ``qwen-code.tool``: one per tool call (``gen_ai.tool.name``, ``gen_ai.tool.call.id``); with
   ``outboundCorrelation.propagateTraceContext`` a shell command started by it gets
-  ``TRACEPARENT`` naming this span;
+  ``TRACEPARENT`` naming this span (and a model call's HTTP request a ``traceparent`` header
+  naming its ``qwen-code.llm_request`` span);
 * ``qwen-code.hook``: one per hook run (``hook_event``, ``tool.name``, ``tool.use_id``,
   ``duration_ms``, ``success``), under the tool span it guards, else the interaction (a
   ``PreToolUse`` hook runs before its tool's span starts); a command hook gets its
@@ -85,6 +86,7 @@ from headwire.runtime.telemetry import (
     parse_traceparent,
     set_child_traceparent,
     set_hook_tracer,
+    set_request_traceparent,
 )
 
 SERVICE = "qwen-code"
@@ -377,9 +379,12 @@ class OtelSubscriber:
             },
         )
         self.models[e.parent] = (span, e.model, time.monotonic())
+        # published in the task that makes the call: its HTTP request names this span
+        set_request_traceparent(self._traceparent(span))
         self._log(f"{SERVICE}.api_request", {"model": e.model})
 
     def _model_finished(self, e: ev.ModelCallFinished) -> None:
+        set_request_traceparent(None)
         found = self.models.pop(e.parent, None)
         if found is None:
             return

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from contextvars import ContextVar
 from typing import Any, Protocol
 
 from headwire.errors import UsageError
@@ -214,6 +215,21 @@ def parse_traceparent(value: str | None) -> tuple[str, str, int] | None:
 
 _children: dict[str, str] = {}
 
+_request: ContextVar[str | None] = ContextVar("headwire_request_traceparent", default=None)
+"""The ``traceparent`` of the model call under way in this task (an agent's, or a subagent's
+in its own task): set by the exporter when the call's span starts, read by the HTTP base."""
+
+
+def set_request_traceparent(traceparent: str | None) -> None:
+    """Name (``None``: forget) the span of the model call this task is making."""
+    _request.set(traceparent)
+
+
+def request_traceparent() -> str | None:
+    """The ``traceparent`` header of this task's model request, ``None``: none (telemetry or
+    propagation off)."""
+    return _request.get()
+
 
 def set_child_traceparent(call_id: str, traceparent: str | None) -> None:
     """Register (or, with ``None``, forget) the ``traceparent`` of tool call ``call_id``."""
@@ -328,7 +344,9 @@ __all__ = [
     "hook_tracer",
     "open_outfile",
     "parse_traceparent",
+    "request_traceparent",
     "set_child_traceparent",
     "set_hook_tracer",
+    "set_request_traceparent",
     "telemetry_config",
 ]

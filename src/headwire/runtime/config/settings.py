@@ -423,7 +423,8 @@ class Settings:
     telemetry: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     """``telemetry.*``, merged key by key (see :mod:`headwire.runtime.telemetry`)."""
     propagate_trace_context: bool = False
-    """``outboundCorrelation.propagateTraceContext``: ``TRACEPARENT`` in shell and hook children."""
+    """``outboundCorrelation.propagateTraceContext``: ``TRACEPARENT`` in shell and hook children,
+    ``traceparent`` on model requests."""
 
     def hook_layers(self) -> list[tuple[str, dict[str, Any]]]:
         """``(source, hooks)`` per layer that configures hooks, in merge order (all of them

@@ -54,6 +54,7 @@ from headwire.runtime.models import http_client
 from headwire.runtime.models.base import ModelError, ModelEvent, ModelRequest
 from headwire.runtime.models.sse import MAX_EVENT_BYTES, StreamEventTooLarge
 from headwire.runtime.redact import redact
+from headwire.runtime.telemetry import request_traceparent
 from headwire.wire import dumps, loads
 
 SNIPPET_CHARS = 200
@@ -205,9 +206,13 @@ class StreamingHttpModel:
     async def _attempt(self, prepared: Prepared) -> AsyncGenerator[ModelEvent, None]:
         client = self._get_client()
         responded = False
+        headers = prepared.headers
+        traceparent = request_traceparent()  # telemetry with propagateTraceContext: the span
+        if traceparent is not None:
+            headers = {**headers, "traceparent": traceparent}
         try:
             async with client.stream(
-                "POST", prepared.url, content=prepared.body, headers=prepared.headers
+                "POST", prepared.url, content=prepared.body, headers=headers
             ) as response:
                 responded = True
                 if not response.is_success:
