@@ -29,10 +29,14 @@ HEAVY = (
 """Packages a one-shot ``--yolo -p`` run on the scripted model has no use for."""
 
 
-def _imported(args: list[str], cwd: Path, home: Path) -> tuple[set[str], str]:
-    """The top-level names and full module names ``headwire ARGS`` imports, and its stdout."""
+def _run(
+    args: list[str], cwd: Path, home: Path, **extra_env: str
+) -> subprocess.CompletedProcess[str]:
+    """``python -X importtime -m headwire ARGS`` in ``cwd`` with ``home`` as its home (bytecode
+    written and read: compiling is not importing); it must exit 0."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "HEADWIRE_"))}
-    env.update(HOME=str(home), HEADWIRE_HOME=str(home / ".headwire"), TERM="dumb")
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env.update(HOME=str(home), HEADWIRE_HOME=str(home / ".headwire"), TERM="dumb", **extra_env)
     done = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "headwire", *args],
         cwd=cwd,
@@ -44,12 +48,23 @@ def _imported(args: list[str], cwd: Path, home: Path) -> tuple[set[str], str]:
         check=False,
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    names = {
-        line.rsplit("|", 1)[1].strip()
-        for line in done.stderr.splitlines()
-        if line.startswith("import time:") and "|" in line
-    }
-    return names, done.stdout
+    return done
+
+
+def _import_times(done: subprocess.CompletedProcess[str]) -> dict[str, tuple[int, int]]:
+    """Each module's own and cumulative import time (µs), from ``-X importtime``'s lines."""
+    times: dict[str, tuple[int, int]] = {}
+    for line in done.stderr.splitlines():
+        if line.startswith("import time:") and "|" in line and "[us]" not in line:
+            own, total, name = line[len("import time:") :].split("|")
+            times.setdefault(name.strip(), (int(own), int(total)))
+    return times
+
+
+def _imported(args: list[str], cwd: Path, home: Path) -> tuple[set[str], str]:
+    """The full module names ``headwire ARGS`` imports, and its stdout."""
+    done = _run(args, cwd, home)
+    return set(_import_times(done)), done.stdout
 
 
 def test_version_imports_the_minimum(tmp_path: Path) -> None:
@@ -91,29 +106,6 @@ IMPORT_BUDGET = 4.5
 same process (a ratio holds steady on a loaded machine where milliseconds do not)."""
 
 
-def _import_times(args: list[str], cwd: Path, home: Path) -> dict[str, tuple[int, int]]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "HEADWIRE_"))}
-    env.pop("PYTHONDONTWRITEBYTECODE", None)  # compiling is not importing
-    env.update(HOME=str(home), HEADWIRE_HOME=str(home / ".headwire"), TERM="dumb")
-    done = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "headwire", *args],
-        cwd=cwd,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    times: dict[str, tuple[int, int]] = {}
-    for line in done.stderr.splitlines():
-        if line.startswith("import time:") and "|" in line and "[us]" not in line:
-            own, total, name = line[len("import time:") :].split("|")
-            times.setdefault(name.strip(), (int(own), int(total)))
-    return times
-
-
 def test_one_shot_imports_within_budget(tmp_path: Path) -> None:
     """A one-shot run's imports cost at most :data:`IMPORT_BUDGET` times ``asyncio``'s (the
     best of three runs: a loaded machine only adds)."""
@@ -123,7 +115,7 @@ def test_one_shot_imports_within_budget(tmp_path: Path) -> None:
     args = ["--model", "scripted:done", "--yolo", "-o", "stream-json", "-p", "go"]
     ratios = []
     for _ in range(3):
-        times = _import_times(args, proj, home)
+        times = _import_times(_run(args, proj, home))
         whole = sum(own for own, _ in times.values())
         ratios.append(whole / max(times["asyncio"][1], 1))
     assert min(ratios) <= IMPORT_BUDGET, ratios
@@ -216,34 +208,18 @@ def test_a_model_call_over_http_loads_no_httpx(tmp_path: Path) -> None:
     proj.mkdir()
     home.mkdir()
     script = {"replies": [{"tool": "run_shell_command", "args": {"command": "echo hi"}}]}
+    flags = ["--auth-type", "openai", "-m", "fake-model", "--yolo", "-o", "stream-json"]
     with FakeOpenAI({**script, "default": {"text": "done"}}) as fake:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "HEADWIRE_"))}
-        env.update(
-            HOME=str(home),
-            HEADWIRE_HOME=str(home / ".headwire"),
-            TERM="dumb",
+        done = _run(
+            [*flags, "-p", "go"],
+            proj,
+            home,
             OPENAI_BASE_URL=fake.base_url,
             OPENAI_API_KEY="sk-local",
         )
-        flags = ["--auth-type", "openai", "-m", "fake-model", "--yolo", "-o", "stream-json"]
-        done = subprocess.run(
-            [sys.executable, "-X", "importtime", "-m", "headwire", *flags, "-p", "go"],
-            cwd=proj,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
-    assert done.returncode == 0, done.stderr[-2000:]
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result["type"] == "result" and result["is_error"] is False
     assert result["num_turns"] >= 1
-    names = {
-        line.rsplit("|", 1)[1].strip()
-        for line in done.stderr.splitlines()
-        if line.startswith("import time:") and "|" in line
-    }
+    names = set(_import_times(done))
     assert not names & {"httpx", "httpcore", "anyio"}, sorted(names & {"httpx", "httpcore"})
     assert "h11" in names
