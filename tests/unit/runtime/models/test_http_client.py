@@ -10,7 +10,6 @@ import ssl
 import subprocess
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
@@ -23,21 +22,36 @@ from headwire.runtime.models.http_client import HttpClient
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 
 
-async def _serve(handler: Handler, tls: ssl.SSLContext | None = None) -> tuple[Any, int, list[int]]:
-    """A server on 127.0.0.1: its handle, port and a list counting its connections."""
-    connections: list[int] = []
+class _Serving:
+    """A server on 127.0.0.1 for the ``async with`` block: its port and a count of its
+    connections.  Leaving the block closes the listening socket and aborts every connection
+    still open (``Server.wait_closed`` waits for them on Python 3.12 and later)."""
 
-    async def on_connect(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        connections.append(1)
-        try:
-            await handler(reader, writer)
-        except (ConnectionError, asyncio.IncompleteReadError):
-            pass
-        finally:
-            writer.close()
+    def __init__(self, handler: Handler, tls: ssl.SSLContext | None = None) -> None:
+        self.handler = handler
+        self.tls = tls
+        self.connections: list[asyncio.StreamWriter] = []
+        self.port = 0
 
-    server = await asyncio.start_server(on_connect, "127.0.0.1", 0, ssl=tls)
-    return server, server.sockets[0].getsockname()[1], connections
+    async def __aenter__(self) -> _Serving:
+        async def on_connect(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            self.connections.append(writer)
+            try:
+                await self.handler(reader, writer)
+            except (ConnectionError, asyncio.IncompleteReadError):
+                pass
+            finally:
+                writer.close()
+
+        self.server = await asyncio.start_server(on_connect, "127.0.0.1", 0, ssl=self.tls)
+        self.port = self.server.sockets[0].getsockname()[1]
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.server.close()
+        for writer in self.connections:
+            writer.transport.abort()
+        await self.server.wait_closed()
 
 
 async def _read_request(reader: asyncio.StreamReader) -> bytes:
@@ -72,16 +86,16 @@ def test_keep_alive_reuses_one_connection() -> None:
             await writer.drain()
 
     async def main() -> None:
-        server, port, connections = await _serve(handler)
         client = _client()
-        async with server:
+        async with _Serving(handler) as served:
+            port = served.port
             for _ in range(3):
                 assert await _get(client, f"http://127.0.0.1:{port}/v1/x?a=b", b"hello") == (
                     200,
                     b"ok",
                 )
             await client.aclose()
-        assert len(connections) == 1
+        assert len(served.connections) == 1
 
     asyncio.run(main())
 
@@ -93,14 +107,14 @@ def test_a_connection_the_server_closed_while_idle_is_replaced() -> None:
         await writer.drain()
 
     async def main() -> None:
-        server, port, connections = await _serve(handler)
         client = _client()
-        async with server:
+        async with _Serving(handler) as served:
+            port = served.port
             assert await _get(client, f"http://127.0.0.1:{port}/") == (200, b"once")
             await asyncio.sleep(0.1)  # the server has closed the idle connection
             assert await _get(client, f"http://127.0.0.1:{port}/") == (200, b"once")
             await client.aclose()
-        assert len(connections) == 2
+        assert len(served.connections) == 2
 
     asyncio.run(main())
 
@@ -120,13 +134,13 @@ def test_a_pooled_connection_closed_as_the_request_goes_out_is_retried_once() ->
             await _read_request(reader)  # then closed, unanswered
 
     async def main() -> None:
-        server, port, connections = await _serve(handler)
         client = _client()
-        async with server:
+        async with _Serving(handler) as served:
+            port = served.port
             assert await _get(client, f"http://127.0.0.1:{port}/") == (200, b"first")
             assert await _get(client, f"http://127.0.0.1:{port}/") == (200, b"again")
             await client.aclose()
-        assert len(connections) == 2
+        assert len(served.connections) == 2
 
     asyncio.run(main())
 
@@ -136,12 +150,12 @@ def test_a_new_connection_closed_without_an_answer_is_an_error() -> None:
         await _read_request(reader)
 
     async def main() -> None:
-        server, port, connections = await _serve(handler)
         client = _client()
-        async with server:
+        async with _Serving(handler) as served:
+            port = served.port
             with pytest.raises(http_client.RemoteProtocolError):
                 await _get(client, f"http://127.0.0.1:{port}/")
-        assert len(connections) == 1
+        assert len(served.connections) == 1
 
     asyncio.run(main())
 
@@ -161,12 +175,12 @@ def test_a_chunked_answer_streams_in_pieces() -> None:
         await reader.read()
 
     async def main() -> None:
-        server, port, _ = await _serve(handler)
         client = _client()
-        async with server, client.stream("POST", f"http://127.0.0.1:{port}/") as response:
-            got = [chunk async for chunk in response.aiter_raw()]
+        async with _Serving(handler) as served:
+            async with client.stream("POST", f"http://127.0.0.1:{served.port}/") as response:
+                got = [chunk async for chunk in response.aiter_raw()]
+            await client.aclose()
         assert b"".join(got) == b"".join(pieces) and len(got) >= 3
-        await client.aclose()
 
     asyncio.run(main())
 
@@ -178,13 +192,13 @@ def test_a_body_ended_by_closing_is_read_whole_and_not_pooled() -> None:
         await writer.drain()
 
     async def main() -> None:
-        server, port, connections = await _serve(handler)
         client = _client()
-        async with server:
+        async with _Serving(handler) as served:
+            port = served.port
             for _ in range(2):
                 assert await _get(client, f"http://127.0.0.1:{port}/") == (200, b"until the end")
             await client.aclose()
-        assert len(connections) == 2
+        assert len(served.connections) == 2
 
     asyncio.run(main())
 
@@ -192,12 +206,12 @@ def test_a_body_ended_by_closing_is_read_whole_and_not_pooled() -> None:
 def test_a_silent_server_is_a_read_timeout() -> None:
     async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await _read_request(reader)
-        await asyncio.sleep(10)
+        await reader.read()  # no answer: until the client gives up
 
     async def main() -> None:
-        server, port, _ = await _serve(handler)
         client = _client(timeout_s=0.3)
-        async with server:
+        async with _Serving(handler) as served:
+            port = served.port
             with pytest.raises(http_client.ReadTimeout):
                 await _get(client, f"http://127.0.0.1:{port}/")
         await client.aclose()
@@ -207,9 +221,8 @@ def test_a_silent_server_is_a_read_timeout() -> None:
 
 def test_nothing_listening_is_a_connect_error() -> None:
     async def main() -> None:
-        server, port, _ = await _serve(lambda r, w: asyncio.sleep(0))
-        server.close()
-        await server.wait_closed()
+        async with _Serving(lambda r, w: asyncio.sleep(0)) as served:
+            port = served.port
         with pytest.raises(http_client.ConnectError):
             await _get(_client(), f"http://127.0.0.1:{port}/")
 
@@ -224,15 +237,15 @@ def test_an_answer_left_early_closes_its_connection() -> None:
             await writer.drain()
 
     async def main() -> None:
-        server, port, connections = await _serve(handler)
         client = _client()
-        async with server:
+        async with _Serving(handler) as served:
+            port = served.port
             async with client.stream("POST", f"http://127.0.0.1:{port}/") as response:
                 async for _ in response.aiter_raw():
                     break  # the rest is never read
             assert await _get(client, f"http://127.0.0.1:{port}/") == (200, b"y" * 200_000)
             await client.aclose()
-        assert len(connections) == 2
+        assert len(served.connections) == 2
 
     asyncio.run(main())
 
@@ -244,9 +257,9 @@ def test_a_body_cut_short_is_a_protocol_error() -> None:
         await writer.drain()
 
     async def main() -> None:
-        server, port, _ = await _serve(handler)
         client = _client()
-        async with server:
+        async with _Serving(handler) as served:
+            port = served.port
             with pytest.raises(http_client.RemoteProtocolError):
                 await _get(client, f"http://127.0.0.1:{port}/")
         await client.aclose()
@@ -266,9 +279,11 @@ def test_an_informational_answer_is_skipped_and_headers_read() -> None:
         await reader.read()
 
     async def main() -> None:
-        server, port, _ = await _serve(handler)
         client = _client()
-        async with server, client.stream("POST", f"http://127.0.0.1:{port}/") as response:
+        async with (
+            _Serving(handler) as served,
+            client.stream("POST", f"http://127.0.0.1:{served.port}/") as response,
+        ):
             assert (response.status_code, response.reason_phrase) == (429, "Too Many Requests")
             assert not response.is_success
             assert response.headers.get("retry-after") == "3"
@@ -318,8 +333,8 @@ def test_https_checks_the_certificate(tmp_path: Path) -> None:
         await reader.read()
 
     async def main() -> None:
-        server, port, _ = await _serve(handler, tls)
-        async with server:
+        async with _Serving(handler, tls) as served:
+            port = served.port
             with pytest.raises(http_client.ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
                 await _get(_client(), f"https://127.0.0.1:{port}/")  # certifi's roots only
             trusting = HttpClient(timeout_s=5, connect_timeout_s=5, trust_env=True)
@@ -341,9 +356,9 @@ def test_a_urls_credentials_are_sent_unless_the_request_has_its_own() -> None:
             await writer.drain()
 
     async def main() -> None:
-        server, port, _ = await _serve(handler)
         client = _client()
-        async with server:
+        async with _Serving(handler) as served:
+            port = served.port
             await _get(client, f"http://us%40er:p%3Ass@127.0.0.1:{port}/")
             async with client.stream(
                 "GET", f"http://u:p@127.0.0.1:{port}/", headers={"Authorization": "Bearer k"}
