@@ -310,6 +310,15 @@ def is_binary_output(data: bytes) -> bool:
     return False
 
 
+def strip_ansi(text: str) -> str:
+    """``text`` without its ANSI escape sequences (CSI, OSC, two-byte escapes), as upstream
+    strips them.  Every sequence starts with ESC or the C1 CSI, so text holding neither (most
+    output) is returned after two C-level searches instead of a regular-expression scan."""
+    if "\x1b" not in text and "\x9b" not in text:
+        return text
+    return _ANSI.sub("", text)
+
+
 def output_text(result: RunResult) -> tuple[str, ...]:
     """The output as upstream shows it (UTF-8 with invalid bytes replaced, ANSI-stripped,
     trimmed), as parts: the text, then upstream's notice when the capture cap was hit.
@@ -321,7 +330,7 @@ def output_text(result: RunResult) -> tuple[str, ...]:
     if is_binary_output(result.data):
         text = ""
     else:
-        text = _ANSI.sub("", result.data.decode("utf-8", errors="replace")).strip()
+        text = strip_ansi(result.data.decode("utf-8", errors="replace")).strip()
     if result.total_bytes <= len(result.data):
         return (text,) if text else ()
     kept = _format_size(len(result.data))

@@ -716,3 +716,15 @@ def test_valid_utf8_shell_output_is_never_binary(text: str, repeat: int) -> None
     from headwire.runtime.tools.shell import is_binary_output
 
     assert not is_binary_output((text * repeat).encode())
+
+
+_ESCAPE_PIECES = st.sampled_from(
+    ["\x1b[", "\x9b", "\x1b]", "\x1b\\", "\x07", "\x1bA", "\x1b", "0", ";", "m", "a", "é", "\n"]
+)
+
+
+@hypothesis_settings(max_examples=300, deadline=None)
+@given(st.lists(_ESCAPE_PIECES, max_size=30).map("".join) | st.text(max_size=40))
+def test_strip_ansi_is_the_regular_expression_with_a_quick_exit(text: str) -> None:
+    """Text without ESC or C1 CSI skips the regular expression and is unchanged by it."""
+    assert shell_module.strip_ansi(text) == shell_module._ANSI.sub("", text)
