@@ -235,6 +235,11 @@ class StreamingHttpModel:
             kind = transport_failure(exc)
             if kind is None:
                 raise
+            if kind == "invalid":  # nothing was sent, and a retry would not send it either
+                raise self._error(
+                    "Model request not sent: a header (the API key?) or the URL holds a "
+                    "character HTTP does not allow, such as a line break"
+                ) from None
             if kind == "connect":
                 message = f"Cannot reach model server at {self._display}: {exc_text(exc)}"
             elif kind == "timeout":
@@ -403,9 +408,12 @@ def exc_text(exc: BaseException) -> str:
 
 
 def transport_failure(exc: BaseException) -> str | None:
-    """What kind of transport failure ``exc`` is, from either client: ``"connect"`` (never
-    reached the server), ``"timeout"``, ``"closed"`` (the connection failed or the server broke
-    HTTP), ``"other"``; ``None`` when it is not a transport failure."""
+    """What kind of transport failure ``exc`` is, from either client: ``"invalid"`` (the
+    request cannot be sent), ``"connect"`` (never reached the server), ``"timeout"``,
+    ``"closed"`` (the connection failed or the server broke HTTP), ``"other"``; ``None`` when
+    it is not a transport failure."""
+    if isinstance(exc, http_client.InvalidRequest):
+        return "invalid"
     if isinstance(exc, http_client.ConnectError):
         return "connect"
     if isinstance(exc, http_client.ReadTimeout | http_client.WriteTimeout):
@@ -417,6 +425,8 @@ def transport_failure(exc: BaseException) -> str | None:
     httpx: Any = sys.modules.get("httpx")  # only a proxied request loads it
     if httpx is None or not isinstance(exc, httpx.HTTPError):
         return None
+    if isinstance(exc, httpx.LocalProtocolError):  # its text quotes the header: never shown
+        return "invalid"
     if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout):
         return "connect"
     if isinstance(exc, httpx.TimeoutException):

@@ -44,6 +44,7 @@ __all__ = [
     "Headers",
     "HttpClient",
     "HttpError",
+    "InvalidRequest",
     "ReadError",
     "ReadTimeout",
     "RemoteProtocolError",
@@ -80,6 +81,12 @@ class WriteTimeout(HttpError):
 
 class ReadError(HttpError):
     """The connection failed while the answer was read."""
+
+
+class InvalidRequest(HttpError):
+    """The request cannot be sent as HTTP/1.1 (a header value with a newline or another
+    control character, say); nothing was sent.  The message never quotes the value: it may
+    be a key."""
 
 
 class RemoteProtocolError(HttpError):
@@ -275,7 +282,13 @@ class HttpClient:
             fields.append(("Authorization", _basic(parts.username, parts.password or "")))
         if content or method in ("POST", "PUT", "PATCH"):
             fields.append(("Content-Length", str(len(content))))
-        request = h11.Request(method=method, target=target, headers=fields)
+        try:
+            request = h11.Request(method=method, target=target, headers=fields)
+        except h11.LocalProtocolError:
+            raise InvalidRequest(
+                "a header or the URL holds a character HTTP does not allow (a newline or "
+                "another control character)"
+            ) from None
         while True:
             connection, reused = self._take(origin), True
             if connection is None:

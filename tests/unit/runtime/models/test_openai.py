@@ -431,3 +431,17 @@ def test_tool_call_fragments_split_anywhere_reassemble(
             merge_call(state, fragment)
     assert [c.call_id for c in state.calls] == [f"call_{n}" for n in range(len(calls))]
     assert [call_arguments(c.arguments) for c in state.calls] == calls
+
+
+def test_a_key_holding_a_newline_is_refused_unsent_and_unquoted() -> None:
+    """A key pasted with a line break cannot become a second header: nothing is sent, nothing
+    is retried, and the error does not quote the key."""
+    secret = "sk-pasted-with-a-break\nX-Injected: 1"
+    notes: list[str] = []
+    with FakeOpenAI([{"text": "never"}]) as fake:
+        model = OpenAIModel(fake.base_url, secret, "fake-model", diagnostics=notes.append)
+        events, error = run(model)
+        assert fake.requests == []
+    assert events == [] and notes == []
+    assert error is not None and not error.retryable
+    assert "not sent" in error.message and "sk-pasted" not in error.message
