@@ -18,16 +18,12 @@ import json
 import re
 from collections.abc import Mapping
 from functools import cache
-from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
 from headwire.records import dataclass
+from headwire.runtime.data import read_data
 from headwire.runtime.models.base import Usage
-
-DATA = Path(__file__).parents[1] / "data"
-"""The package's data folder (``headwire/runtime/data``; read as plain files: no
-``importlib.resources``, which costs a run a few milliseconds of imports)."""
 
 _SNAPSHOT = re.compile(r"-(?:\d{4}-\d{2}-\d{2}|\d{8}|latest)\Z")
 
@@ -56,7 +52,7 @@ def _price(raw: Mapping[str, Any]) -> ModelPrice:
 @cache
 def builtin_prices() -> Mapping[str, ModelPrice]:
     """The package's price table."""
-    text = (DATA / "prices.json").read_text(encoding="utf-8")
+    text = read_data("prices.json")
     models: dict[str, Any] = json.loads(text)["models"]
     return MappingProxyType({name: _price(raw) for name, raw in models.items()})
 

@@ -35,6 +35,7 @@ from headwire.errors import ConfigError
 from headwire.io.lines import NotRegularFile, open_regular
 from headwire.records import dataclass, field
 from headwire.runtime.config.pricing import ModelPrice
+from headwire.runtime.data import read_data
 from headwire.runtime.trust import (
     NARROWING_VALUES,
     SETTINGS_FILE_ENTRY,
@@ -42,10 +43,6 @@ from headwire.runtime.trust import (
     project_settings,
     resolve_inside,
 )
-
-DATA = Path(__file__).parents[1] / "data"
-"""The package's data folder (``headwire/runtime/data``; read as plain files: no
-``importlib.resources``, which costs a run a few milliseconds of imports)."""
 
 Scope = Literal["user", "project", "cli"]
 SETTINGS_FILE = "settings.json"
@@ -74,7 +71,7 @@ class SettingsError(ConfigError):
 @cache
 def settings_schema() -> Mapping[str, Any]:
     """The settings JSON Schema (package data), parsed once."""
-    text = (DATA / "settings.schema.json").read_text(encoding="utf-8")
+    text = read_data("settings.schema.json")
     data: dict[str, Any] = json.loads(text)
     return data
 

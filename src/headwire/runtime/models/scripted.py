@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from headwire.errors import ConfigError
+from headwire.runtime.data import read_data
 from headwire.runtime.models.base import (
     Finished,
     ModelError,
@@ -99,7 +99,7 @@ def parse_script(text: str, source: str = "<script>") -> list[dict[str, Any]]:
 def load_script(spec: str) -> list[dict[str, Any]]:
     """Load ``spec``: a built-in script name (``demo``) or a file path."""
     if spec in BUILTIN_SCRIPTS:
-        text = resources.files("headwire.runtime.data").joinpath(f"{spec}.jsonl").read_text()
+        text = read_data(f"{spec}.jsonl")
         return parse_script(text, spec)
     path = Path(spec)
     try:
