@@ -215,7 +215,8 @@ async def _next_event(connection: _Connection, timeout_s: float) -> Any:
                 raise RemoteProtocolError(_NO_ANSWER)
             return event
         try:
-            data = await asyncio.wait_for(connection.reader.read(READ_BYTES), timeout_s)
+            async with asyncio.timeout(timeout_s):  # no task per read, as wait_for makes
+                data = await connection.reader.read(READ_BYTES)
         except TimeoutError as exc:
             raise ReadTimeout(f"no data for {timeout_s:g}s") from exc
         except (OSError, ssl.SSLError) as exc:
@@ -313,7 +314,8 @@ class HttpClient:
         data += state.send(h11.EndOfMessage()) or b""
         connection.writer.write(data)
         try:
-            await asyncio.wait_for(connection.writer.drain(), self.timeout_s)
+            async with asyncio.timeout(self.timeout_s):
+                await connection.writer.drain()
         except TimeoutError as exc:
             raise WriteTimeout(f"could not send for {self.timeout_s:g}s") from exc
         except (OSError, ssl.SSLError) as exc:
@@ -325,14 +327,16 @@ class HttpClient:
             # an informational (1xx) answer: the real one follows
 
     def _take(self, origin: tuple[str, str, int]) -> _Connection | None:
-        for index, connection in enumerate(self._idle):
-            if connection.origin == origin:
-                del self._idle[index]
-                if connection.reader.at_eof():
-                    connection.close()
-                    continue
-                return connection
-        return None
+        """An idle connection to ``origin`` the server has not closed, taken out of the pool
+        (those it closed are dropped on the way)."""
+        while True:
+            found = next((c for c in self._idle if c.origin == origin), None)
+            if found is None:
+                return None
+            self._idle.remove(found)
+            if not found.reader.at_eof():
+                return found
+            found.close()
 
     def _release(self, connection: _Connection) -> None:
         self._idle.append(connection)
@@ -341,12 +345,10 @@ class HttpClient:
         scheme, host, port = origin
         tls = self._tls_context() if scheme == "https" else None
         try:
-            reader, writer = await asyncio.wait_for(
-                asyncio.open_connection(
+            async with asyncio.timeout(self.connect_timeout_s):
+                reader, writer = await asyncio.open_connection(
                     host, port, ssl=tls, server_hostname=host if tls else None, limit=READ_BYTES
-                ),
-                self.connect_timeout_s,
-            )
+                )
         except TimeoutError as exc:
             raise ConnectTimeout(f"no connection in {self.connect_timeout_s:g}s") from exc
         except (OSError, ssl.SSLError, ssl.CertificateError) as exc:
