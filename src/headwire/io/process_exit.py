@@ -7,8 +7,10 @@ without that teardown:
 
 1. waits for the non-daemon threads (``threading._shutdown``, as the interpreter does);
 2. runs the ``atexit`` handlers (a library's flush, a temporary folder's removal);
-3. flushes every file object still open for writing (a writer some feature left for the
-   teardown to flush and close loses nothing: the teardown would have flushed it);
+3. flushes every file object still open for writing on a regular file (a writer some feature
+   left for the teardown to flush and close loses nothing: the teardown would have flushed
+   it); one on a pipe, FIFO or terminal is left alone, since its reader may never read again
+   and no signal is heeded any more (:func:`~headwire.io.signals.ignore_until_exit`);
 4. flushes ``sys.stdout`` and ``sys.stderr``: if the wire cannot be flushed (a closed pipe)
    and the run was otherwise a success, the code becomes 120, as CPython reports a failed
    flush at exit;
@@ -22,6 +24,7 @@ import atexit
 import gc
 import io
 import os
+import stat
 import sys
 
 from headwire.io.stdio import flush_standard_streams
@@ -35,16 +38,18 @@ _WRITERS = (io.TextIOWrapper, io.BufferedWriter, io.BufferedRandom)
 
 
 def flush_open_files() -> int:
-    """Flush every open text or buffered file object but those on descriptors 0, 1 and 2 (the
-    standard streams: :func:`flush_standard_streams` reports theirs), text wrappers first
-    (theirs is the outer buffer); returns how many were flushed.  A few milliseconds: one pass
-    over the objects the garbage collector tracks."""
+    """Flush every open text or buffered file object on a regular file (a write there cannot
+    wait on a reader), text wrappers first (theirs is the outer buffer); returns how many were
+    flushed.  The standard streams are :func:`flush_standard_streams`'s.  A few milliseconds:
+    one pass over the objects the garbage collector tracks."""
     found = [o for o in gc.get_objects() if type(o) in _WRITERS]
     found.sort(key=lambda o: type(o) is not io.TextIOWrapper)
     flushed = 0
     for stream in found:
         try:
-            if not stream.closed and stream.writable() and stream.fileno() > 2:
+            if stream.closed or not stream.writable() or stream.fileno() <= 2:
+                continue
+            if stat.S_ISREG(os.fstat(stream.fileno()).st_mode):
                 stream.flush()
                 flushed += 1
         except (OSError, ValueError):

@@ -63,6 +63,30 @@ def test_a_file_left_open_loses_nothing(tmp_path: Path) -> None:
     assert binary.read_bytes() == b"bytes" * 10
 
 
+def test_a_writer_on_a_full_pipe_does_not_hold_the_exit() -> None:
+    """A buffered writer on a pipe nobody reads (already full) is left alone: the process
+    ends at once instead of waiting, deaf to signals, for a reader."""
+    done = _run(
+        """
+        import os
+        from headwire.io.process_exit import leave
+
+        read, write = os.pipe()
+        os.set_blocking(write, False)
+        try:
+            while True:
+                os.write(write, b"x" * 4096)  # fill the pipe
+        except BlockingIOError:
+            pass
+        os.set_blocking(write, True)
+        kept = open(write, "wb")
+        kept.write(b"pending")  # a flush would block for ever
+        leave(4)
+        """
+    )
+    assert done.returncode == 4, done.stderr
+
+
 def test_a_flush_that_fails_turns_success_into_120_and_keeps_a_failure_code() -> None:
     for code, expected in ((0, 120), (7, 7)):
         done = _run(
