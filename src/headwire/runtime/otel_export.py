@@ -79,9 +79,12 @@ from opentelemetry.trace import (
 
 from headwire import events as ev
 from headwire.errors import UsageError
+from headwire.runtime.store.storage import encode_text
 from headwire.runtime.telemetry import (
     CONTENT_LIMIT,
     TelemetryConfig,
+    js_prefix,
+    key_values,
     open_outfile,
     parse_traceparent,
     set_child_traceparent,
@@ -96,10 +99,16 @@ collector that must receive everything, such as a test's, can wait longer)."""
 _DEFAULT_ENDPOINTS = {"grpc": "http://localhost:4317", "http": "http://localhost:4318"}
 
 
+def well_formed(text: str) -> str:
+    """``text`` with each lone surrogate (JSON can carry one, UTF-8 cannot) as U+FFFD, so the
+    protobuf and JSON encoders of an export never fail on it."""
+    return encode_text(text).decode("utf-8")
+
+
 def bounded(text: str) -> str:
-    """``text`` cut to :data:`CONTENT_LIMIT` UTF-8 bytes (never inside a character)."""
-    data = text.encode("utf-8", "replace")
-    return text if len(data) <= CONTENT_LIMIT else data[:CONTENT_LIMIT].decode("utf-8", "ignore")
+    """``text`` cut to :data:`CONTENT_LIMIT` UTF-8 bytes (never inside a character), well
+    formed; only its first :data:`CONTENT_LIMIT` characters are read."""
+    return encode_text(text[:CONTENT_LIMIT])[:CONTENT_LIMIT].decode("utf-8", "ignore")
 
 
 class _Post:
@@ -191,14 +200,8 @@ def _headers() -> dict[str, str]:
     """``OTEL_EXPORTER_OTLP_HEADERS`` (``k=v,k=v``, percent-encoded), as collectors that want
     a token are configured."""
     import os
-    from urllib.parse import unquote
 
-    out: dict[str, str] = {}
-    for item in os.environ.get("OTEL_EXPORTER_OTLP_HEADERS", "").split(","):
-        key, sep, value = item.partition("=")
-        if sep and key.strip():
-            out[unquote(key.strip())] = unquote(value.strip())
-    return out
+    return key_values(os.environ.get("OTEL_EXPORTER_OTLP_HEADERS"))[0]
 
 
 def _exporters(
@@ -313,8 +316,9 @@ class OtelSubscriber:
         return self.root
 
     def _sensitive(self, text: str) -> str:
-        """``text`` cut to ``sensitiveSpanAttributeMaxLength`` characters."""
-        return text[: self.config.sensitive_max_length]
+        """``text`` cut to ``sensitiveSpanAttributeMaxLength`` JavaScript characters (UTF-16
+        code units, as Qwen Code counts), well formed."""
+        return well_formed(js_prefix(text, self.config.sensitive_max_length))
 
     def _traceparent(self, span: Span) -> str | None:
         ctx = span.get_span_context()
@@ -525,7 +529,7 @@ class OtelSubscriber:
             }
         )
         if outcome in ("error", "timeout", "cancelled"):
-            message = (error or outcome)[:1024]
+            message = well_formed((error or outcome)[:1024])
             hook.set_attributes({"error": message, "error.type": "hook_error"})
             hook.set_status(Status(StatusCode.ERROR, message))
         hook.end()

@@ -71,21 +71,45 @@ def _flag(value: str | None, fallback: Any) -> bool:
     return bool(fallback) if value is None else value.strip().lower() in _TRUE
 
 
+def js_prefix(text: str, limit: int) -> str:
+    """The longest prefix of ``text`` whose JavaScript length (UTF-16 code units) is at most
+    ``limit``, never ending inside a surrogate pair: ``sensitiveSpanAttributeMaxLength``
+    counts as Qwen Code counts.  Reads at most ``limit`` characters of ``text``."""
+    if 2 * len(text) <= limit:  # no character is more than two units
+        return text
+    head = text[:limit]
+    units = head.encode("utf-16-le", "surrogatepass")
+    if len(units) <= 2 * limit:
+        return head
+    cut = units[: 2 * limit].decode("utf-16-le", "surrogatepass")
+    if "\ud800" <= cut[-1] <= "\udbff":
+        cut = cut[:-1]  # the high half of a pair the limit cuts through
+    return cut
+
+
+def key_values(text: str | None) -> tuple[dict[str, str], list[str]]:
+    """The pairs of an OpenTelemetry ``k=v,k=v`` variable (``OTEL_RESOURCE_ATTRIBUTES``,
+    ``OTEL_EXPORTER_OTLP_HEADERS``), percent-decoded, and the items that are not ``k=v``."""
+    from urllib.parse import unquote
+
+    pairs: dict[str, str] = {}
+    bad: list[str] = []
+    for item in (text or "").split(","):
+        key, sep, value = item.partition("=")
+        if sep and key.strip():
+            pairs[unquote(key.strip())] = unquote(value.strip())
+        elif item.strip():
+            bad.append(item.strip())
+    return pairs, bad
+
+
 def _resource_attributes(
     env_text: str | None, settings: Any, service: str | None
 ) -> tuple[tuple[tuple[str, str], ...], tuple[str, ...]]:
     """``OTEL_RESOURCE_ATTRIBUTES`` (``k=v,k=v``, percent-encoded) under ``resourceAttributes``
     (settings win), ``OTEL_SERVICE_NAME`` over both; reserved keys dropped with a warning."""
-    from urllib.parse import unquote
-
-    warnings: list[str] = []
-    merged: dict[str, str] = {}
-    for item in (env_text or "").split(","):
-        key, sep, value = item.partition("=")
-        if sep and key.strip():
-            merged[unquote(key.strip())] = unquote(value.strip())
-        elif item.strip():
-            warnings.append(f"OTEL_RESOURCE_ATTRIBUTES: {item.strip()!r} is not key=value; ignored")
+    merged, bad = key_values(env_text)
+    warnings = [f"OTEL_RESOURCE_ATTRIBUTES: {item!r} is not key=value; ignored" for item in bad]
     if isinstance(settings, Mapping):
         for key, value in settings.items():
             if not str(key).strip() or not isinstance(value, str):
@@ -342,6 +366,8 @@ __all__ = [
     "check_installed",
     "child_traceparent",
     "hook_tracer",
+    "js_prefix",
+    "key_values",
     "open_outfile",
     "parse_traceparent",
     "request_traceparent",

@@ -13,6 +13,8 @@ from headwire.errors import UsageError
 from headwire.runtime.telemetry import (
     CONTENT_LIMIT,
     child_traceparent,
+    js_prefix,
+    key_values,
     open_outfile,
     parse_traceparent,
     set_child_traceparent,
@@ -137,6 +139,28 @@ def test_child_traceparent_registry() -> None:
     assert child_traceparent("c1") is None
 
 
+@given(st.text(st.characters(codec=None), max_size=40), st.integers(min_value=1, max_value=50))
+def test_js_prefix_counts_as_javascript_and_never_splits_a_pair(text: str, limit: int) -> None:
+    """Invariant (``js_prefix``): a prefix of ``text`` of at most ``limit`` UTF-16 code units,
+    the longest that does not end in half a surrogate pair."""
+    out = js_prefix(text, limit)
+
+    def units(s: str) -> int:
+        return len(s.encode("utf-16-le", "surrogatepass")) // 2
+
+    assert text.startswith(out) and units(out) <= limit
+    if out != text:
+        following = text[len(out)]
+        assert units(out) + units(following) > limit
+
+
+def test_key_values_reads_otel_lists() -> None:
+    assert key_values("a=1, b%3Dc = x%2Cy ,junk,,=v") == (
+        {"a": "1", "b=c": "x,y"},
+        ["junk", "=v"],
+    )
+
+
 otel = pytest.importorskip("headwire.runtime.otel_export", reason="telemetry extra missing")
 
 
@@ -151,3 +175,16 @@ def test_bounded_content_is_a_utf8_prefix_within_the_limit(text: str, repeat: in
     assert big.startswith(out) or big.encode("utf-8", "replace").startswith(data)
     if len(big.encode("utf-8", "replace")) <= CONTENT_LIMIT:
         assert out == big
+
+
+@given(
+    st.text(st.characters(codec=None), max_size=200),
+    st.integers(min_value=1, max_value=CONTENT_LIMIT * 2),
+)
+def test_every_exported_text_is_well_formed(text: str, times: int) -> None:
+    """A lone surrogate (JSON carries one, UTF-8 cannot) never reaches the encoders: it
+    becomes U+FFFD in log content, sensitive span attributes and hook errors alike."""
+    big = (text or "\ud800") * (1 + times // max(1, len(text)))
+    for out in (otel.bounded(big), otel.well_formed(big[:5000])):
+        out.encode("utf-8")  # raises on a surrogate
+    assert otel.well_formed("a\ud800b\udfffc") == "a\ufffdb\ufffdc"
