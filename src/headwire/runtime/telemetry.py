@@ -360,7 +360,9 @@ def open_outfile(path: str) -> int:
 
 __all__ = [
     "CONTENT_LIMIT",
+    "PROTOCOLS",
     "SENSITIVE_DEFAULT",
+    "TARGETS",
     "HookTracer",
     "TelemetryConfig",
     "check_installed",

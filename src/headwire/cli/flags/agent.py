@@ -25,6 +25,8 @@ from headwire import __version__
 from headwire.cli.flags.parsing import Parser
 from headwire.io.stdio import warn
 from headwire.runtime.agent.limits import check_max_tool_calls, check_subagent_depth
+from headwire.runtime.telemetry import PROTOCOLS as TELEMETRY_PROTOCOLS
+from headwire.runtime.telemetry import TARGETS as TELEMETRY_TARGETS
 
 MAX_TIMEOUT_S = 2_147_483.0
 """The longest ``--tool-timeout``: whole seconds under 2**31 - 1 ms, the longest timer of Node."""
@@ -423,7 +425,7 @@ def build_parser() -> Parser:
     )
     telemetry.add_argument(
         "--telemetry-target",
-        choices=("local", "gcp"),
+        choices=TELEMETRY_TARGETS,
         default=None,
         help="a label of the destination; routing follows the endpoint or outfile",
     )
@@ -435,7 +437,7 @@ def build_parser() -> Parser:
     )
     telemetry.add_argument(
         "--telemetry-otlp-protocol",
-        choices=("grpc", "http"),
+        choices=TELEMETRY_PROTOCOLS,
         default=None,
         help="OTLP over gRPC or HTTP/protobuf (telemetry.otlpProtocol; default grpc)",
     )
