@@ -3,8 +3,7 @@
 Speed (issue 28: the filter at a plain Python line copy's pace): a run of short lines is split
 by ``io.BytesIO(chunk).readlines()`` (C speed, no copy of the chunk), checked as a whole
 (:func:`~headwire.bound.lines.run_passes_quick_check`) and passed on as one view of the bytes
-read; only a run failing the check is looked at line by line.  The classes have
-``__slots__`` and no dataclass machinery: nothing is imported that the stream does not use.
+read; only a run failing the check is looked at line by line.
 """
 
 from __future__ import annotations
@@ -22,58 +21,26 @@ from headwire.bound.lines import (
     well_formed,
 )
 from headwire.bound.shapes import Format
+from headwire.records import dataclass
 
 __all__ = ["BoundFilter", "BoundStats", "Piece"]
 
-_STAT_FIELDS = (
-    "lines",
-    "bounded_lines",
-    "bounded_fields",
-    "field_bytes_before",
-    "field_bytes_after",
-    "malformed_lines",
-)
 
-
+@dataclass(slots=True)
 class BoundStats:
     """Running totals for ``--stats``; field sizes are JSON bytes of the bounded values (kept
     only when :attr:`BoundFilter.measure` is set)."""
 
-    __slots__ = _STAT_FIELDS
-
-    def __init__(
-        self,
-        lines: int = 0,
-        bounded_lines: int = 0,
-        bounded_fields: int = 0,
-        field_bytes_before: int = 0,
-        field_bytes_after: int = 0,
-        malformed_lines: int = 0,
-    ) -> None:
-        self.lines = lines
-        self.bounded_lines = bounded_lines
-        self.bounded_fields = bounded_fields
-        self.field_bytes_before = field_bytes_before
-        self.field_bytes_after = field_bytes_after
-        self.malformed_lines = malformed_lines
-
-    def _values(self) -> tuple[int, ...]:
-        return tuple(getattr(self, name) for name in _STAT_FIELDS)
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, BoundStats):
-            return NotImplemented
-        return self._values() == other._values()
-
-    __hash__ = None  # type: ignore[assignment]  # mutable, like the dataclass it was
-
-    def __repr__(self) -> str:
-        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in _STAT_FIELDS)
-        return f"BoundStats({fields})"
+    lines: int = 0
+    bounded_lines: int = 0
+    bounded_fields: int = 0
+    field_bytes_before: int = 0
+    field_bytes_after: int = 0
+    malformed_lines: int = 0
 
     def add(self, other: BoundStats) -> None:
         """Add ``other``'s totals to these (the summary over several inputs)."""
-        for name in _STAT_FIELDS:
+        for name in self.__slots__:
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
     def summary(self) -> str:

@@ -167,6 +167,7 @@ BOUND_MODULES = {
     "headwire.io.process_exit",
     "headwire.io.stdio",
     "headwire.printable",
+    "headwire.records",
     "headwire.projection",
     "headwire.projection.acp",
     "headwire.projection.fair_share",
@@ -187,8 +188,8 @@ SSE splitter along)."""
 def test_bound_imports_only_the_filter(tmp_path: Path) -> None:
     """``headwire bound`` (issue 28: the filter at line-copy speed) loads the filter and what
     it bounds with, and nothing of the agent; no ``difflib`` (only a usage error suggests a
-    flag), no ``shutil`` (argparse's formatter width is read without it), no dataclasses of
-    its own (orjson loads ``dataclasses`` for itself)."""
+    flag), no ``shutil`` (argparse's formatter width is read without it); its one record class
+    is made by ``headwire.records`` (orjson loads ``dataclasses`` for itself)."""
     stream = tmp_path / "in.jsonl"
     stream.write_bytes(b'{"type":"system"}\n')
     names, out = _imported(["bound", str(stream)], tmp_path, tmp_path)
