@@ -263,6 +263,10 @@ class HookRunner:
         except OSError as exc:  # the shell cannot start: a non-blocking error
             err = f"cannot run the hook: {exc.strerror or exc}"
             answer = HookAnswer("error", reason=err)
+        except Exception as exc:  # a bug: its span ends (as an error) before it propagates
+            if tracer is not None:
+                tracer.end_hook(span, "error", type(exc).__name__)
+            raise
         if tracer is not None:
             tracer.end_hook(span, answer.outcome, answer.reason or err or None)
         self._publish(
