@@ -47,6 +47,31 @@ def env_for(home: Path, **extra: str) -> dict[str, str]:
     return env
 
 
+UPSTREAM_ENTRY = Path(os.environ.get("HEADWIRE_ORACLE_PKG_DIR", "/nonexistent")) / "cli-entry.js"
+"""Upstream Qwen Code 0.24.4's CLI, where the oracle is installed."""
+
+
+def side_by_side(
+    which: str, home: Path, flags: list[str], base_url: str, **headwire_env: str
+) -> tuple[list[str], dict[str, str]]:
+    """The command and environment of one CLI of a differential run against an
+    OpenAI-compatible fake at ``base_url``: ``which`` is ``"upstream"`` (the oracle's
+    ``cli-entry.js`` under node) or ``"headwire"`` (with ``headwire_env`` added)."""
+    if which == "upstream":
+        env = {
+            "PATH": os.environ["PATH"],
+            "HOME": str(home),
+            "OPENAI_API_KEY": "sk-fake-local",
+            "OPENAI_BASE_URL": base_url,
+            "QWEN_CODE_SUPPRESS_YOLO_WARNING": "1",
+            "NO_COLOR": "1",
+            "LANG": "C.UTF-8",
+        }
+        return ["node", str(UPSTREAM_ENTRY), *flags], env
+    env = env_for(home, OPENAI_BASE_URL=base_url, **headwire_env)
+    return [sys.executable, "-m", "headwire", *flags], env
+
+
 def run_cli(
     args: list[str],
     tmp: Path,

@@ -6,24 +6,19 @@ both hooks receive the same fields.  Skipped without the oracle (``HEADWIRE_ORAC
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.e2e.helpers import env_for
+from tests.e2e.helpers import UPSTREAM_ENTRY, side_by_side
 from tests.fakes.fake_openai import FakeOpenAI
-
-PKG = Path(os.environ.get("HEADWIRE_ORACLE_PKG_DIR", "/nonexistent"))
-ENTRY = PKG / "cli-entry.js"
 
 pytestmark = [
     pytest.mark.skipif(
-        shutil.which("node") is None or not ENTRY.exists(),
+        shutil.which("node") is None or not UPSTREAM_ENTRY.exists(),
         reason="upstream Qwen Code not installed",
     ),
     pytest.mark.slow,  # the Node CLI takes seconds to start
@@ -64,20 +59,7 @@ def run(tmp: Path, which: str) -> tuple[Path, list[dict[str, Any]], list[dict[st
     script = [{"tool": "run_shell_command", "args": {"command": "touch made"}}, {"text": "ok"}]
     with FakeOpenAI(script) as fake:
         flags = ["--auth-type", "openai", "-m", "m", "--yolo", "-o", "stream-json", "-p", "hi"]
-        if which == "upstream":
-            command = ["node", str(ENTRY), *flags]
-            env = {
-                "PATH": os.environ["PATH"],
-                "HOME": str(home),
-                "OPENAI_API_KEY": "sk-fake-local",
-                "OPENAI_BASE_URL": fake.base_url,
-                "QWEN_CODE_SUPPRESS_YOLO_WARNING": "1",
-                "NO_COLOR": "1",
-                "LANG": "C.UTF-8",
-            }
-        else:
-            command = [sys.executable, "-m", "headwire", *flags]
-            env = env_for(home, OPENAI_BASE_URL=fake.base_url)
+        command, env = side_by_side(which, home, flags, fake.base_url)
         done = subprocess.run(command, cwd=proj, env=env, capture_output=True, timeout=180)
         requests = list(fake.requests)
     assert done.returncode == 0, done.stderr.decode()

@@ -18,13 +18,12 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.e2e.helpers import env_for
+from tests.e2e.helpers import UPSTREAM_ENTRY, side_by_side
 from tests.fakes.fake_openai import FakeOpenAI
 from tests.paths import ROOT
 
@@ -33,8 +32,6 @@ pytest.importorskip("opentelemetry.proto", reason="opentelemetry-proto is not in
 
 from tests.fakes.otlp_receiver import OtlpReceiver
 
-PKG = Path(os.environ.get("HEADWIRE_ORACLE_PKG_DIR", "/nonexistent"))
-ENTRY = PKG / "cli-entry.js"
 CAPTURE = ROOT / "tests" / "data" / "telemetry" / "upstream-0.24.4.json"
 SCRIPT = [{"tool": "run_shell_command", "args": {"command": "echo hi"}}, {"text": "done"}]
 FLAGS = ["--auth-type", "openai", "-m", "m", "--yolo", "-o", "stream-json", "-p", "hi"]
@@ -98,25 +95,14 @@ def run(tmp: Path, which: str) -> dict[str, Any]:
     with OtlpReceiver() as otlp, FakeOpenAI(SCRIPT) as fake:
         telemetry = {"enabled": True, "otlpProtocol": "http", "otlpEndpoint": otlp.endpoint}
         (folder / "settings.json").write_text(json.dumps({"telemetry": telemetry}))
-        if which == "upstream":
-            command = ["node", str(ENTRY), *FLAGS]
-            env = {
-                "PATH": os.environ["PATH"],
-                "HOME": str(home),
-                "OPENAI_API_KEY": "sk-fake-local",
-                "OPENAI_BASE_URL": fake.base_url,
-                "QWEN_CODE_SUPPRESS_YOLO_WARNING": "1",
-                "NO_COLOR": "1",
-                "LANG": "C.UTF-8",
-            }
-        else:
-            command = [sys.executable, "-m", "headwire", *FLAGS]
-            env = env_for(
-                home,
-                OPENAI_BASE_URL=fake.base_url,
-                HEADWIRE_TELEMETRY_FLUSH_MS="10000",
-                TRACEPARENT="",
-            )
+        command, env = side_by_side(
+            which,
+            home,
+            FLAGS,
+            fake.base_url,
+            HEADWIRE_TELEMETRY_FLUSH_MS="10000",
+            TRACEPARENT="",
+        )
         done = subprocess.run(command, cwd=proj, env=env, capture_output=True, timeout=180)
         assert done.returncode == 0, done.stderr.decode()[-2000:]
         summary = summarize(otlp.spans(), otlp.logs(), otlp.metrics())
@@ -150,7 +136,7 @@ def test_headwire_exports_upstreams_names_from_the_capture(tmp_path: Path) -> No
 
 @pytest.mark.slow  # the Node CLI takes seconds to start
 @pytest.mark.skipif(
-    shutil.which("node") is None or not ENTRY.exists(),
+    shutil.which("node") is None or not UPSTREAM_ENTRY.exists(),
     reason="upstream Qwen Code not installed (HEADWIRE_ORACLE_PKG_DIR)",
 )
 def test_the_same_settings_export_the_same_names_upstream(tmp_path: Path) -> None:
