@@ -118,6 +118,8 @@ def test_one_shot_imports_within_budget(tmp_path: Path) -> None:
         times = _import_times(_run(args, proj, home))
         whole = sum(own for own, _ in times.values())
         ratios.append(whole / max(times["asyncio"][1], 1))
+        if ratios[-1] <= IMPORT_BUDGET:
+            break  # the best run counts: a quiet first run needs no second
     assert min(ratios) <= IMPORT_BUDGET, ratios
 
 
