@@ -133,7 +133,7 @@ class BoundFilter:
             if long_at == end:
                 return
             newline = data.index(b"\n", long_at + FAST_PATH_LINE_BYTES - 1, end)
-            out.append(self._line(data[long_at : newline + 1]))
+            out.append(self._long_line(memoryview(data)[long_at : newline + 1]))
             position = newline + 1
 
     def _short_lines(
@@ -156,16 +156,22 @@ class BoundFilter:
                 self._warn(first + offset, problem)
         return run
 
-    def _line(self, line: bytes | bytearray) -> bytes | bytearray:
+    def _line(self, line: bytes | bytearray) -> Piece:
         """Emit one line, checking it when short and bounding it when long."""
+        if len(line) > FAST_PATH_LINE_BYTES:
+            return self._long_line(line)
         self.stats.lines += 1
-        if len(line) <= FAST_PATH_LINE_BYTES:
-            # checked without its terminator, as _short_lines checks it: same warning either way
-            body = line[:-1] if line.endswith(b"\n") else line
-            problem = (line_problem if self.validate else quick_line_problem)(body)
-            if problem is not None:
-                self._warn(self.stats.lines, problem)
-            return line
+        # checked without its terminator, as _short_lines checks it: same warning either way
+        body = line[:-1] if line.endswith(b"\n") else line
+        problem = (line_problem if self.validate else quick_line_problem)(body)
+        if problem is not None:
+            self._warn(self.stats.lines, problem)
+        return line
+
+    def _long_line(self, line: Piece) -> Piece:
+        """Emit one line longer than the fast path, bounded (``line`` may be a view of the
+        bytes read: a line that stays as it is goes out without a copy)."""
+        self.stats.lines += 1
         outcome = bound_line(line, self.fmt)
         if outcome.problem is not None:
             self._warn(self.stats.lines, outcome.problem)

@@ -71,7 +71,7 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-def _parse(line: bytes | bytearray) -> tuple[Any, str | None]:
+def _parse(line: Piece) -> tuple[Any, str | None]:
     """The JSON value of ``line`` and ``None``, or ``None`` and why it is not a JSON line.
 
     orjson reads almost every line; what it refuses but JSON allows (escaped lone surrogates,
@@ -82,7 +82,7 @@ def _parse(line: bytes | bytearray) -> tuple[Any, str | None]:
     except orjson.JSONDecodeError:
         pass
     try:
-        text = line.decode("utf-8")
+        text = str(line, "utf-8")
     except UnicodeDecodeError as exc:
         return None, f"invalid UTF-8 at byte {exc.start}"
     try:
@@ -95,7 +95,7 @@ def _parse(line: bytes | bytearray) -> tuple[Any, str | None]:
         return None, "nested too deeply to read"
 
 
-def _is_blank(line: bytes | bytearray) -> bool:
+def _is_blank(line: Piece) -> bool:
     """Whether ``line`` is empty or only JSON whitespace (searched in place, never copied)."""
     return _NOT_WHITESPACE.search(line) is None
 
@@ -232,7 +232,7 @@ def _nested_deeper_than(value: Any, limit: int) -> bool:
     return False
 
 
-def bound_line(line: bytes | bytearray, fmt: Format) -> LineOutcome:
+def bound_line(line: Piece, fmt: Format) -> LineOutcome:
     """Bound the tool results in one line (terminator included, if any).
 
     The rewritten line keeps the leading and trailing whitespace of ``line``; a line that is

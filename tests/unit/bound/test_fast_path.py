@@ -167,3 +167,27 @@ def test_a_run_of_short_lines_goes_out_as_the_bytes_that_came_in(
     assert isinstance(second, memoryview) and second.obj is chunk
     assert bytes(second) == run
     assert flt.warnings == []
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.sampled_from(
+        [
+            b'{"type":"user","x":"' + b"y" * 70_000 + b"\n",  # cut short: not JSON
+            b'{"type":"assistant","text":"' + b"z" * 70_000 + b'"}\n',  # nothing to bound
+        ]
+    ),
+    st.lists(st.sampled_from([b'{"a":1}\n', b"[2]\n"]), max_size=3),
+)
+def test_a_long_line_left_as_it_is_goes_out_without_a_copy(long: bytes, short: list[bytes]) -> None:
+    """A long line that needs no change (or cannot be read) is a view of the chunk read, so
+    the filter never copies the bulk of a stream it does not rewrite."""
+    chunk = b"".join(short) + long + b"".join(short)
+    flt = BoundFilter()
+    pieces = flt.feed(chunk)
+    views = [p for p in pieces if len(p) == len(long)]
+    assert len(views) == 1
+    (view,) = views
+    assert isinstance(view, memoryview) and view.obj is chunk
+    assert b"".join(bytes(p) for p in pieces) == chunk
+    assert flt.stats.lines == 1 + 2 * len(short)
