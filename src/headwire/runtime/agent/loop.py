@@ -366,7 +366,7 @@ class Agent:
                 if await self._stop_blocked(turn.last_text):
                     continue
                 return
-            verdict = await structured.check_in_worker(turn.last_text)
+            verdict = await structured.check_bounded(turn.last_text)
             if verdict.ok:
                 turn.structured, turn.value = True, verdict.value
                 if await self._stop_blocked(turn.last_text):

@@ -9,11 +9,17 @@ answered with a user message naming what is wrong (:meth:`StructuredOutput.feedb
 (:data:`STRUCTURED_OUTPUT_RETRIES`); then the turn ends with
 ``error_max_structured_output_retries``.  Nothing that does not validate is ever accepted.
 
-The check runs in the cancellable worker (:mod:`headwire.runtime.tools.worker`,
-:meth:`StructuredOutput.check_in_worker`): a hostile answer can make ``jsonschema`` slow (30,000
-objects under ``uniqueItems`` compare pairwise), and there it holds no GIL of headwire's, is
-killed the moment the turn is cancelled (a signal, an interrupt), and gives up after
-:data:`CHECK_TIMEOUT_S` (the answer is then refused as one that could not be checked).
+A hostile answer can make ``jsonschema`` slow (30,000 objects under ``uniqueItems`` compare
+pairwise), so a check whose cost is not bounded small runs in the cancellable worker
+(:mod:`headwire.runtime.tools.worker`, :meth:`StructuredOutput.check_in_worker`): there it holds
+no GIL of headwire's, is killed the moment the turn is cancelled (a signal, an interrupt), and
+gives up after :data:`CHECK_TIMEOUT_S` (the answer is then refused as one that could not be
+checked).  Starting that worker costs about 0.2 s (a Python and ``jsonschema``), so
+:meth:`StructuredOutput.check_bounded` checks in process when the work is bounded by the sizes
+alone: a schema with no keyword whose cost grows faster than schema times answer (no ``$ref``
+recursion, no pairwise ``uniqueItems``, no re-evaluating ``unevaluated*``; patterns run on RE2,
+linear), whose JSON values times the answer's characters are at most
+:data:`IN_PROCESS_WORK` (every JSON value of the answer takes at least one character).
 """
 
 from __future__ import annotations
@@ -30,6 +36,22 @@ MAX_PROBLEMS = 5
 """Validation errors listed in one correction message."""
 CHECK_TIMEOUT_S = 30.0
 """How long checking one answer may take before it is refused as uncheckable."""
+IN_PROCESS_WORK = 20_000
+"""The largest (JSON values in the schema) x (characters in the answer) checked in process
+(a bounded schema: see the module); larger checks go to the worker."""
+_UNBOUNDED_KEYWORDS = frozenset(
+    {
+        "$ref",
+        "$dynamicRef",
+        "$recursiveRef",
+        "uniqueItems",
+        "unevaluatedProperties",
+        "unevaluatedItems",
+    }
+)
+"""Keywords whose checking cost is not bounded by (schema size) x (answer size): references
+can recurse as deep as the answer, ``uniqueItems`` compares pairwise, and the ``unevaluated``
+keywords evaluate their siblings again."""
 _PREVIEW = 200
 
 
@@ -114,6 +136,18 @@ class StructuredOutput:
         tail = f"; and {more} more" if more > 0 else ""
         return Verdict(False, problem="it does not match the schema: " + "; ".join(listed) + tail)
 
+    def bounded_work(self, text: str) -> bool:
+        """Whether checking ``text`` costs at most :data:`IN_PROCESS_WORK` (see the module)."""
+        budget = IN_PROCESS_WORK // max(len(text), 1)
+        return _values_within(self.schema, budget)
+
+    async def check_bounded(self, text: str, timeout_s: float = CHECK_TIMEOUT_S) -> Verdict:
+        """:meth:`check` in this process when its work is bounded small
+        (:meth:`bounded_work`), else :meth:`check_in_worker`: the same verdict either way."""
+        if self.bounded_work(text):
+            return self.check(text)
+        return await self.check_in_worker(text, timeout_s)
+
     async def check_in_worker(self, text: str, timeout_s: float = CHECK_TIMEOUT_S) -> Verdict:
         """:meth:`check`, run in the cancellable worker: cancelling the caller kills it, and an
         answer not checked within ``timeout_s`` is refused with a problem saying so."""
@@ -148,6 +182,27 @@ class StructuredOutput:
         )
 
 
+def _values_within(schema: Any, budget: int) -> bool:
+    """Whether ``schema`` holds at most ``budget`` JSON values (object keys not counted) and no
+    object in it has a key of :data:`_UNBOUNDED_KEYWORDS` (looked for everywhere, a property
+    named ``$ref`` too: a false alarm only sends the check to the worker).  Walks at most
+    ``budget + 1`` values, without recursion."""
+    count = 0
+    stack = [schema]
+    while stack:
+        count += 1
+        if count > budget:
+            return False
+        item = stack.pop()
+        if isinstance(item, dict):
+            if not _UNBOUNDED_KEYWORDS.isdisjoint(item):
+                return False
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return True
+
+
 def _check(request: dict[str, Any]) -> dict[str, Any]:
     """The worker's job: :meth:`StructuredOutput.check` of ``request["text"]``."""
     from headwire.runtime.agent.output_schema import check_schema
@@ -166,6 +221,7 @@ def main() -> None:
 
 __all__ = [
     "CHECK_TIMEOUT_S",
+    "IN_PROCESS_WORK",
     "MAX_PROBLEMS",
     "STRUCTURED_OUTPUT_RETRIES",
     "StructuredOutput",

@@ -12,7 +12,7 @@ Its face, the modules other packages may import (the rest is private):
 * :mod:`.paths`: workspace confinement;
 * :mod:`.shell`: the shell tool (its output envelope is shared with MCP);
 * :mod:`.linear_regex`: RE2 with Python's meaning;
-* :mod:`.worker`: the cancellable worker process (Python ``re``, the ``--json-schema`` check);
+* :mod:`.worker`: the cancellable worker process (Python ``re``, a costly ``--json-schema`` check);
 * :mod:`.atomic`: the one write path of every tool that writes a file;
 * :mod:`.netguard`: which addresses a request may reach (``web_fetch``, HTTP hooks);
 * :mod:`.skill`: the ``skill`` tool.

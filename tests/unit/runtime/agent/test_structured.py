@@ -177,3 +177,105 @@ def test_every_worker_module_serves_through_the_one_worker() -> None:
         if "run_in_worker(" in path.read_text() and path.name != "worker.py"
     }
     assert users == set(WORKER_MODULES)
+
+
+def _json_values(value: Any) -> int:
+    if isinstance(value, dict):
+        return 1 + sum(map(_json_values, value.values()))
+    if isinstance(value, list):
+        return 1 + sum(map(_json_values, value))
+    return 1
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=3),
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.dictionaries(
+            st.sampled_from(["type", "items", "$ref", "uniqueItems", "a", "unevaluatedItems"]),
+            children,
+            max_size=4,
+        )
+    ),
+    max_leaves=30,
+)
+
+
+@given(_json, st.integers(0, 60))
+def test_bounded_work_counts_the_schemas_values_and_refuses_the_unbounded_keywords(
+    schema: Any, budget: int
+) -> None:
+    """``_values_within`` is "at most ``budget`` JSON values and no unbounded keyword in any
+    object" (the structured module's docstring), however the values nest."""
+    from headwire.runtime.agent.structured import _UNBOUNDED_KEYWORDS, _values_within
+
+    def has_unbounded(value: Any) -> bool:
+        if isinstance(value, dict):
+            return bool(_UNBOUNDED_KEYWORDS & set(value)) or any(map(has_unbounded, value.values()))
+        if isinstance(value, list):
+            return any(map(has_unbounded, value))
+        return False
+
+    expected = _json_values(schema) <= budget and not has_unbounded(schema)
+    assert _values_within(schema, budget) is expected
+
+
+def test_a_small_answer_is_checked_in_process_and_a_costly_one_in_the_worker(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The worker costs a Python and ``jsonschema`` (about 0.2 s): an answer whose check is
+    bounded small never starts one, and gets the verdict the worker would give."""
+    import asyncio
+
+    from headwire.runtime.agent.structured import IN_PROCESS_WORK
+    from headwire.runtime.tools import worker
+
+    checker = structured()
+    texts = ['{"name": "ab", "n": 3}', '{"name": "AB"}', "not json", '{"name": "\\ud800é"}']
+    expected = [asyncio.run(checker.check_in_worker(text)) for text in texts]
+
+    async def no_worker(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("a bounded check started the worker")
+
+    monkeypatch.setattr(worker, "run_in_worker", no_worker)
+    assert [asyncio.run(checker.check_bounded(text)) for text in texts] == expected
+    # past the bound, or with a keyword whose cost is not bounded, the worker is asked
+    big = json.dumps({"name": "a" * (IN_PROCESS_WORK // _json_values(SCHEMA))})
+    assert not checker.bounded_work(big)
+    for schema in (
+        {"type": "array", "uniqueItems": True},
+        {"$defs": {"n": {"type": "integer"}}, "items": {"$ref": "#/$defs/n"}},
+        {"type": "array", "unevaluatedItems": False},
+    ):
+        assert not structured(schema).bounded_work("[]")
+        with pytest.raises(AssertionError, match="started the worker"):
+            asyncio.run(structured(schema).check_bounded("[]"))
+
+
+def test_an_unbounded_check_still_goes_to_the_worker_and_its_timeout() -> None:
+    """:meth:`StructuredOutput.check_bounded` on the answer that takes ``jsonschema`` minutes
+    (``uniqueItems``) is the worker's: refused at its timeout, not run in process."""
+    import asyncio
+
+    checker = structured({"type": "array", "uniqueItems": True})
+    answer = json.dumps([{"k": i} for i in range(30_000)])
+    started = time.monotonic()
+    verdict = asyncio.run(checker.check_bounded(answer, timeout_s=1.0))
+    assert not verdict.ok and "could not be checked" in verdict.problem
+    assert time.monotonic() - started < 10
+
+
+def test_the_costliest_checks_within_the_bound_take_milliseconds() -> None:
+    """Answers that fail every branch of a wide ``anyOf`` (the costliest shape per unit of
+    size) at the bound: checked in process, in far less than the worker's start-up."""
+    from headwire.runtime.agent.structured import IN_PROCESS_WORK
+
+    for branches in (5, 40):
+        schema = {"type": "array", "items": {"anyOf": [{"type": "string"}] * branches}}
+        length = IN_PROCESS_WORK // _json_values(schema)
+        text = json.dumps([0] * (length // 3))
+        checker = structured(schema)
+        assert checker.bounded_work(text)
+        started = time.perf_counter()
+        assert not checker.check(text).ok
+        assert time.perf_counter() - started < 0.5  # about 0.04 s on an idle machine
