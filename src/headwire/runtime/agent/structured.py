@@ -19,11 +19,19 @@ checked).  Starting that worker costs about 0.2 s (a Python and ``jsonschema``),
 alone: a schema with no keyword whose cost grows faster than schema times answer (no ``$ref``
 recursion, no pairwise ``uniqueItems``, no re-evaluating ``unevaluated*``; patterns run on RE2,
 linear), whose JSON values times the answer's characters are at most
-:data:`IN_PROCESS_WORK` (every JSON value of the answer takes at least one character).
+:data:`IN_PROCESS_WORK` (every JSON value of the answer takes at least one character).  A
+pattern weighs more than one value: RE2 may take its program size in steps per byte of the
+text it searches (a character is up to 4 bytes, a step about 10 ns, a unit of
+:data:`IN_PROCESS_WORK` about 2 µs of ``jsonschema``), so each ``pattern`` counts
+:func:`pattern_units` values, and each key of ``patternProperties`` twice that (it is searched
+again for ``additionalProperties``).  A pattern of 70 characters such as
+``(?:[ab]*a[ab]{1000}c|...)`` has a program of 4,000 steps: an answer of 6,600 characters takes
+it 0.3 s, so that answer goes to the worker.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
@@ -39,6 +47,9 @@ CHECK_TIMEOUT_S = 30.0
 IN_PROCESS_WORK = 20_000
 """The largest (JSON values in the schema) x (characters in the answer) checked in process
 (a bounded schema: see the module); larger checks go to the worker."""
+RE2_STEPS_PER_UNIT = 50
+"""RE2 program steps in one unit of :data:`IN_PROCESS_WORK` per answer character (4 bytes of
+10 ns steps against 2 µs)."""
 _UNBOUNDED_KEYWORDS = frozenset(
     {
         "$ref",
@@ -182,11 +193,27 @@ class StructuredOutput:
         )
 
 
+@functools.lru_cache(maxsize=256)
+def pattern_units(pattern: str) -> int:
+    """What a ``pattern`` weighs in :data:`IN_PROCESS_WORK` per answer character: its RE2
+    program size over :data:`RE2_STEPS_PER_UNIT`, rounded up (at least 1); 1 for a string
+    RE2 refuses (a schema holding such a pattern is refused at start: this one is data)."""
+    from headwire.runtime.tools.linear_regex import NotLinear, compile_linear
+
+    try:
+        size = compile_linear(pattern).program_size
+    except NotLinear:
+        return 1
+    return max(1, -(-size // RE2_STEPS_PER_UNIT))
+
+
 def _values_within(schema: Any, budget: int) -> bool:
-    """Whether ``schema`` holds at most ``budget`` JSON values (object keys not counted) and no
-    object in it has a key of :data:`_UNBOUNDED_KEYWORDS` (looked for everywhere, a property
-    named ``$ref`` too: a false alarm only sends the check to the worker).  Walks at most
-    ``budget + 1`` values, without recursion."""
+    """Whether ``schema`` holds at most ``budget`` JSON values (object keys not counted; a
+    string under ``pattern`` counts :func:`pattern_units`, a key of ``patternProperties``
+    twice that, besides its value) and no object in it has a key of
+    :data:`_UNBOUNDED_KEYWORDS` (looked for everywhere, a property named ``$ref`` too: a false
+    alarm only sends the check to the worker).  Walks at most ``budget + 1`` values, without
+    recursion."""
     count = 0
     stack = [schema]
     while stack:
@@ -197,6 +224,12 @@ def _values_within(schema: Any, budget: int) -> bool:
         if isinstance(item, dict):
             if not _UNBOUNDED_KEYWORDS.isdisjoint(item):
                 return False
+            pattern = item.get("pattern")
+            if isinstance(pattern, str):
+                count += pattern_units(pattern) - 1  # the pattern's value is counted as one
+            keyed = item.get("patternProperties")
+            if isinstance(keyed, dict):
+                count += sum(2 * pattern_units(key) for key in keyed)
             stack.extend(item.values())
         elif isinstance(item, list):
             stack.extend(item)
@@ -223,8 +256,10 @@ __all__ = [
     "CHECK_TIMEOUT_S",
     "IN_PROCESS_WORK",
     "MAX_PROBLEMS",
+    "RE2_STEPS_PER_UNIT",
     "STRUCTURED_OUTPUT_RETRIES",
     "StructuredOutput",
     "StructuredOutputFailed",
     "Verdict",
+    "pattern_units",
 ]

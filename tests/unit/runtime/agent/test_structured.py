@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import time
 from pathlib import Path
 from typing import Any
@@ -187,26 +188,47 @@ def _json_values(value: Any) -> int:
     return 1
 
 
+def _work_units(value: Any) -> int:
+    """The JSON values of ``value``, a ``pattern`` string weighing its units and each key of
+    ``patternProperties`` twice its units (the rule of ``_values_within``, written plainly)."""
+    from headwire.runtime.agent.structured import pattern_units
+
+    if isinstance(value, list):
+        return 1 + sum(map(_work_units, value))
+    if not isinstance(value, dict):
+        return 1
+    units = 1 + sum(map(_work_units, value.values()))
+    if isinstance(value.get("pattern"), str):
+        units += pattern_units(value["pattern"]) - 1
+    if isinstance(value.get("patternProperties"), dict):
+        units += sum(2 * pattern_units(key) for key in value["patternProperties"])
+    return units
+
+
+_PATTERNS = st.sampled_from(["a+", "(", "[ab]*a[ab]{300}c", "^\\d{4}$", "x{1000}"])
+_KEYS = ["type", "items", "$ref", "uniqueItems", "a", "unevaluatedItems", "pattern"]
 _json = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.text(max_size=3),
+    st.none() | st.booleans() | st.integers() | st.text(max_size=3) | _PATTERNS,
     lambda children: (
         st.lists(children, max_size=4)
+        | st.dictionaries(st.sampled_from(_KEYS), children, max_size=4)
         | st.dictionaries(
-            st.sampled_from(["type", "items", "$ref", "uniqueItems", "a", "unevaluatedItems"]),
-            children,
-            max_size=4,
+            st.just("patternProperties"),
+            st.dictionaries(_PATTERNS | st.text(max_size=3), children, max_size=3),
+            max_size=1,
         )
     ),
     max_leaves=30,
 )
 
 
-@given(_json, st.integers(0, 60))
+@given(_json, st.integers(0, 200))
 def test_bounded_work_counts_the_schemas_values_and_refuses_the_unbounded_keywords(
     schema: Any, budget: int
 ) -> None:
-    """``_values_within`` is "at most ``budget`` JSON values and no unbounded keyword in any
-    object" (the structured module's docstring), however the values nest."""
+    """``_values_within`` is "at most ``budget`` JSON values, patterns weighed by their RE2
+    programs, and no unbounded keyword in any object" (the structured module's docstring),
+    however the values nest."""
     from headwire.runtime.agent.structured import _UNBOUNDED_KEYWORDS, _values_within
 
     def has_unbounded(value: Any) -> bool:
@@ -216,7 +238,7 @@ def test_bounded_work_counts_the_schemas_values_and_refuses_the_unbounded_keywor
             return any(map(has_unbounded, value))
         return False
 
-    expected = _json_values(schema) <= budget and not has_unbounded(schema)
+    expected = _work_units(schema) <= budget and not has_unbounded(schema)
     assert _values_within(schema, budget) is expected
 
 
@@ -263,6 +285,28 @@ def test_an_unbounded_check_still_goes_to_the_worker_and_its_timeout() -> None:
     verdict = asyncio.run(checker.check_bounded(answer, timeout_s=1.0))
     assert not verdict.ok and "could not be checked" in verdict.problem
     assert time.monotonic() - started < 10
+
+
+def test_a_pattern_weighs_its_re2_program() -> None:
+    """A short pattern with a large RE2 program (``{1000}`` repeats) is weighed by that program:
+    an answer that would take it a third of a second is sent to the worker, and the longest
+    answer still checked in process takes milliseconds."""
+    from headwire.runtime.agent.structured import IN_PROCESS_WORK, pattern_units
+
+    pattern = "(?:[ab]*a[ab]{1000}c|[ab]*b[ab]{1000}d|[ab]*a[ab]{999}e|[ab]*b[ab]{998}f)"
+    assert pattern_units(pattern) >= 80 and pattern_units("^[0-9]{4}-[0-9]{2}$") == 1
+    checker = structured({"type": "string", "pattern": pattern})
+    rng = random.Random(5)
+    assert not checker.bounded_work(json.dumps("".join(rng.choices("ab", k=6600))))
+    length = IN_PROCESS_WORK // (2 + pattern_units(pattern)) - 2  # the object, "string"; quotes
+    text = json.dumps("".join(rng.choices("ab", k=length)))
+    assert checker.bounded_work(text)
+    started = time.perf_counter()
+    assert not checker.check(text).ok
+    assert time.perf_counter() - started < 0.5  # about 0.01 s on an idle machine
+    # patternProperties keys weigh twice (searched again for additionalProperties)
+    keyed = {"type": "object", "patternProperties": {pattern: {}}, "additionalProperties": False}
+    assert not structured(keyed).bounded_work("{" + " " * (IN_PROCESS_WORK // 150) + "}")
 
 
 def test_the_costliest_checks_within_the_bound_take_milliseconds() -> None:
