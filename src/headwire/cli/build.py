@@ -115,7 +115,8 @@ def build_model(args: argparse.Namespace, settings: Settings | None = None) -> M
     from headwire.cli.flags.model import model_from_flags, provider_settings
 
     choice = provider_settings(settings) if settings is not None else None
-    model = model_from_flags(args, choice)
+    generation = settings.generation if settings is not None else None
+    model = model_from_flags(args, choice, generation)
     fallbacks = list(getattr(args, "fallback_model", None) or [])
     if not fallbacks:
         return model
@@ -125,7 +126,7 @@ def build_model(args: argparse.Namespace, settings: Settings | None = None) -> M
     from headwire.runtime.models.fallback import FallbackModel
 
     others = [
-        model_from_flags(argparse.Namespace(**{**vars(args), "model": name}), choice)
+        model_from_flags(argparse.Namespace(**{**vars(args), "model": name}), choice, generation)
         for name in fallbacks
     ]
     return FallbackModel(model, others, warn)

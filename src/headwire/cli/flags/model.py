@@ -8,6 +8,7 @@ from headwire.errors import ConfigError, UsageError
 from headwire.runtime.config.settings import Settings
 from headwire.runtime.environment import credential_environment
 from headwire.runtime.models.base import Model
+from headwire.runtime.models.generation import GenerationConfig
 from headwire.runtime.models.select import ProviderChoice, select_model
 
 
@@ -37,14 +38,22 @@ def provider_settings(settings: Settings) -> ProviderChoice:
     )
 
 
-def model_from_flags(args: argparse.Namespace, settings: ProviderChoice | None = None) -> Model:
-    """The run's model; a configuration problem is a :class:`UsageError` (exit code 2)."""
+def model_from_flags(
+    args: argparse.Namespace,
+    settings: ProviderChoice | None = None,
+    generation: GenerationConfig | None = None,
+) -> Model:
+    """The run's model, its requests shaped by ``generation`` (``model.generationConfig``);
+    a configuration problem is a :class:`UsageError` (exit code 2)."""
+    env = credential_environment()
+    options = generation.client_options(env) if generation is not None else {}
     try:
         return select_model(
             provider_flags(args),
-            credential_environment(),
+            env,
             settings,
             script=getattr(args, "script", None),
+            **options,
         )
     except ConfigError as exc:
         raise UsageError(str(exc)) from None

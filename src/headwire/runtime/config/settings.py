@@ -36,6 +36,7 @@ from headwire.io.lines import NotRegularFile, open_regular
 from headwire.records import dataclass, field
 from headwire.runtime.config.pricing import ModelPrice
 from headwire.runtime.data import read_data
+from headwire.runtime.models.generation import GenerationConfig, GenerationConfigError
 from headwire.runtime.trust import (
     NARROWING_VALUES,
     SETTINGS_FILE_ENTRY,
@@ -400,6 +401,8 @@ class Settings:
     """``model.thinkingBudget``."""
     context_window: int | None = None
     """``model.generationConfig.contextWindowSize``: the model's window in tokens."""
+    generation: GenerationConfig = field(default_factory=GenerationConfig)
+    """``model.generationConfig``'s request controls (timeouts, retries, headers, body keys)."""
     auto_compact_threshold: float | None = None
     """``context.autoCompactThreshold``: the fraction of the window that starts compaction."""
     tool_results_chars_threshold: float | None = None
@@ -506,6 +509,10 @@ def merge_layers(layers: tuple[SettingsLayer, ...]) -> Settings:
         found = layer.get("tools.executionSandbox")
         if isinstance(found, Mapping) and found:  # a project layer's is emptied by the trust table
             sandbox = found
+    try:
+        generation = GenerationConfig.from_settings(top)
+    except GenerationConfigError as exc:
+        raise SettingsError(str(exc)) from None
     names = top("context.fileName")
     if isinstance(names, str):
         names = (names,)
@@ -532,6 +539,7 @@ def merge_layers(layers: tuple[SettingsLayer, ...]) -> Settings:
         parse_text_tool_calls=top("model.parseTextToolCalls"),
         thinking_budget=top("model.thinkingBudget"),
         context_window=top("model.generationConfig.contextWindowSize"),
+        generation=generation,
         auto_compact_threshold=top("context.autoCompactThreshold"),
         tool_results_chars_threshold=top(
             "context.clearContextOnIdle.toolResultsTotalCharsThreshold"

@@ -23,7 +23,7 @@ whose thinking blocks this process did not see (a resumed session) is sent witho
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -61,6 +61,8 @@ DEFAULT_BASE_URL = "https://api.anthropic.com"
 API_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 8192
 """``max_tokens`` when none is configured: every current Claude model allows at least this."""
+_SAMPLING_KEYS = ("temperature", "top_p", "top_k")
+"""The ``samplingParams`` keys the Messages API takes as they are (``max_tokens`` besides)."""
 _RETRYABLE_ERRORS = frozenset(
     {"overloaded_error", "api_error", "rate_limit_error", "timeout_error"}
 )
@@ -108,6 +110,9 @@ class AnthropicModel(StreamingHttpModel):
         retry_base_delay_s: float = 0.5,
         max_retry_after_s: float = 60.0,
         diagnostics: Callable[[str], None] | None = None,
+        stream_idle_timeout_s: float | None = None,
+        max_retry_delay_s: float | None = None,
+        sampling_params: Mapping[str, Any] | None = None,
     ) -> None:
         base = base_url.rstrip("/")
         base = base.removesuffix("/v1")
@@ -121,8 +126,16 @@ class AnthropicModel(StreamingHttpModel):
             retry_base_delay_s=retry_base_delay_s,
             max_retry_after_s=max_retry_after_s,
             diagnostics=diagnostics,
+            stream_idle_timeout_s=stream_idle_timeout_s,
+            max_retry_delay_s=max_retry_delay_s,
         )
-        self.max_tokens = max_tokens
+        sampling = dict(sampling_params or {})
+        self.sampling = {k: sampling[k] for k in _SAMPLING_KEYS if sampling.get(k) is not None}
+        """``temperature``, ``top_p`` and ``top_k`` from ``samplingParams``, sent as they are."""
+        configured = sampling.get("max_tokens")
+        self.max_tokens = (
+            configured if isinstance(configured, int) and configured > 0 else max_tokens
+        )
         self.thinking_budget = thinking_budget if thinking_budget and thinking_budget > 0 else None
         self.prompt_caching = prompt_caching
         host = (urlsplit(self.base_url).hostname or "").lower()
@@ -152,6 +165,7 @@ class AnthropicModel(StreamingHttpModel):
             request.messages, self._replay, cache=self.prompt_caching
         )
         body: dict[str, Any] = {"model": request.model or self.name, "max_tokens": self.max_tokens}
+        body.update(self.sampling)
         if system:
             body["system"] = system
         body["messages"] = messages

@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 import uuid
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 from urllib.parse import quote
 
@@ -60,6 +60,13 @@ from headwire.wire import dumps, loads
 
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com"
 API_VERSION = "v1beta"
+_SAMPLING_KEYS = {
+    "temperature": "temperature",
+    "top_p": "topP",
+    "top_k": "topK",
+    "max_tokens": "maxOutputTokens",
+}
+"""``samplingParams`` keys and their names in Gemini's ``generationConfig``."""
 _THINKING_MODEL = re.compile(r"gemini-(?:2\.5|[3-9]|\d{2,})", re.IGNORECASE)
 _SIGNED_MODEL = re.compile(r"gemini-(?:[3-9]|\d{2,})", re.IGNORECASE)
 _FINE_FINISH = frozenset({"STOP", "MAX_TOKENS", "FINISH_REASON_UNSPECIFIED"})
@@ -94,6 +101,9 @@ class GeminiModel(StreamingHttpModel):
         retry_base_delay_s: float = 0.5,
         max_retry_after_s: float = 60.0,
         diagnostics: Callable[[str], None] | None = None,
+        stream_idle_timeout_s: float | None = None,
+        max_retry_delay_s: float | None = None,
+        sampling_params: Mapping[str, Any] | None = None,
     ) -> None:
         super().__init__(
             base_url,
@@ -105,8 +115,17 @@ class GeminiModel(StreamingHttpModel):
             retry_base_delay_s=retry_base_delay_s,
             max_retry_after_s=max_retry_after_s,
             diagnostics=diagnostics,
+            stream_idle_timeout_s=stream_idle_timeout_s,
+            max_retry_delay_s=max_retry_delay_s,
         )
         self.thinking_budget = thinking_budget
+        sampling = dict(sampling_params or {})
+        self.sampling = {
+            gemini: sampling[key]
+            for key, gemini in _SAMPLING_KEYS.items()
+            if sampling.get(key) is not None
+        }
+        """``samplingParams`` under Gemini's names, for the body's ``generationConfig``."""
         last = self.base_url.rsplit("/", 1)[-1]
         self._api_root = (
             self.base_url
@@ -154,11 +173,14 @@ class GeminiModel(StreamingHttpModel):
         tools = convert_tools(request.tools)
         if tools:
             body["tools"] = tools
+        generation: dict[str, Any] = dict(self.sampling)
         if self.thinking_budget is not None or _THINKING_MODEL.search(model):
             thinking: dict[str, Any] = {"includeThoughts": True}
             if self.thinking_budget is not None:
                 thinking["thinkingBudget"] = self.thinking_budget
-            body["generationConfig"] = {"thinkingConfig": thinking}
+            generation["thinkingConfig"] = thinking
+        if generation:
+            body["generationConfig"] = generation
         url = f"{self._api_root}/models/{quote(model, safe='')}:streamGenerateContent?alt=sse"
         return Prepared(url, dumps(body), self._headers(), bool(tools))
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import email.utils
+import math
 import os
 import sys
 import time
@@ -65,6 +66,8 @@ MAX_JSON_BODY_BYTES = MAX_EVENT_BYTES
 """The largest JSON document read (an answer not streamed, a model list)."""
 
 _LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
+DEFAULT_MAX_RETRY_DELAY_S = 300.0
+"""The longest wait before a retry unless told otherwise (Qwen Code's ``retryMaxDelayMs``)."""
 RETRYABLE_STATUSES = frozenset({408, 429, 529})
 """Retried besides every 5xx (529 is Anthropic's "overloaded")."""
 
@@ -91,10 +94,14 @@ class Prepared:
 class StreamingHttpModel:
     """A :class:`~headwire.runtime.models.base.Model` over one streamed HTTP POST per call.
 
-    ``timeout_s`` bounds connecting, sending and each wait for the next bytes of the answer
-    (an idle gap), not the whole stream.  ``max_retries`` is the number of retries after the
-    first attempt.  ``diagnostics`` receives one-line notes (retries, dropped tool arguments);
-    by default they go to stderr.
+    ``timeout_s`` bounds connecting, sending and the wait for the answer's first bytes;
+    ``stream_idle_timeout_s`` (``None``: ``timeout_s``) each later wait for the next bytes of
+    the answer (an idle gap), not the whole stream; ``math.inf`` is no limit.  ``max_retries``
+    is the number of retries after the first attempt, the first after ``retry_base_delay_s``,
+    doubled each time up to ``max_retry_delay_s`` (``None``:
+    :data:`DEFAULT_MAX_RETRY_DELAY_S`); a server's ``Retry-After`` is waited instead when it is
+    at most ``max_retry_after_s`` or ``max_retry_delay_s``.  ``diagnostics`` receives one-line notes
+    (retries, dropped tool arguments); by default they go to stderr.
     """
 
     provider = "model"
@@ -112,13 +119,22 @@ class StreamingHttpModel:
         retry_base_delay_s: float = 0.5,
         max_retry_after_s: float = 60.0,
         diagnostics: Callable[[str], None] | None = None,
+        stream_idle_timeout_s: float | None = None,
+        max_retry_delay_s: float | None = None,
     ) -> None:
         self.name = model
         self.base_url = base_url.rstrip("/")
         self.timeout_s = timeout_s
+        self.stream_idle_timeout_s = (
+            timeout_s if stream_idle_timeout_s is None else stream_idle_timeout_s
+        )
         self.max_retries = max(0, max_retries)
         self.retry_base_delay_s = retry_base_delay_s
-        self.max_retry_after_s = max_retry_after_s
+        self.max_retry_delay_s = (
+            DEFAULT_MAX_RETRY_DELAY_S if max_retry_delay_s is None else max_retry_delay_s
+        )
+        # a server's own delay is waited up to the larger of the two maximums
+        self.max_retry_after_s = max(max_retry_after_s, max_retry_delay_s or 0.0)
         self._api_key = api_key or None
         register_secret(self._api_key)  # kept out of the shell's and MCP servers' environment
         self._extra_headers = dict(extra_headers or {})
@@ -243,7 +259,8 @@ class StreamingHttpModel:
             if kind == "connect":
                 message = f"Cannot reach model server at {self._display}: {exc_text(exc)}"
             elif kind == "timeout":
-                message = f"Model server timed out (no data for {self.timeout_s:g}s)"
+                waited = self.stream_idle_timeout_s if responded else self.timeout_s
+                message = f"Model server timed out (no data for {waited:g}s)"
             elif kind == "closed":
                 message = (
                     "Connection closed mid-stream"
@@ -305,13 +322,22 @@ class StreamingHttpModel:
             connect_s = min(self.timeout_s, 10.0)
             if local or not http_client.proxied(self.base_url):
                 self._client = http_client.HttpClient(
-                    timeout_s=self.timeout_s, connect_timeout_s=connect_s, trust_env=not local
+                    timeout_s=self.timeout_s,
+                    connect_timeout_s=connect_s,
+                    trust_env=not local,
+                    idle_timeout_s=self.stream_idle_timeout_s,
                 )
             else:
                 from headwire.runtime.models.httpx_lite import httpx
 
+                # httpx has one read timeout, for the answer's head and each gap alike
+                read_s = max(self.timeout_s, self.stream_idle_timeout_s)
                 self._client = httpx.AsyncClient(
-                    timeout=httpx.Timeout(self.timeout_s, connect=connect_s),
+                    timeout=httpx.Timeout(
+                        _finite(self.timeout_s),
+                        connect=connect_s,
+                        read=_finite(read_s),
+                    ),
                     verify=not _plain_http(parts.scheme, local),
                 )
             self._client_loop = loop
@@ -341,7 +367,7 @@ class StreamingHttpModel:
     def _retry_delay(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None and 0 <= retry_after <= self.max_retry_after_s:
             return retry_after
-        return float(self.retry_base_delay_s * (2**attempt))
+        return float(min(self.retry_base_delay_s * (2 ** min(attempt, 64)), self.max_retry_delay_s))
 
     def _error(
         self, message: str, *, status: int | None = None, retryable: bool = False
@@ -464,3 +490,8 @@ def display_url(url: str) -> str:
 def int_field(value: Any) -> int:
     """A token count from JSON: a positive int, else 0 (booleans and junk count as 0)."""
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+def _finite(seconds: float) -> float | None:
+    """A timeout for ``httpx``: ``None`` is its "no limit"."""
+    return None if math.isinf(seconds) else seconds

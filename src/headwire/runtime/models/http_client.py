@@ -10,8 +10,9 @@ client is what a model call needs and no more:
   (an error body read in part, a cancelled call) closes its connection;
 * a pooled connection the server closed while idle is replaced once, before anything of the
   request was answered (as ``httpcore`` does);
-* ``connect_timeout_s`` bounds connecting (TLS included); ``timeout_s`` bounds sending and each
-  wait for the next bytes of the answer (an idle gap), not the whole answer;
+* ``connect_timeout_s`` bounds connecting (TLS included); ``timeout_s`` bounds sending and the
+  wait for the answer's head, ``idle_timeout_s`` (by default ``timeout_s``) each wait for the
+  next bytes of its body (an idle gap), not the whole answer;
 * a URL's ``user:password@`` is sent as ``Basic`` credentials unless the request has its own
   ``Authorization``;
 * failures are :class:`ConnectError`, :class:`ConnectTimeout`, :class:`ReadTimeout`,
@@ -233,9 +234,15 @@ class HttpClient:
     """Requests with streamed answers over a small keep-alive pool (one event loop's)."""
 
     def __init__(
-        self, *, timeout_s: float, connect_timeout_s: float, trust_env: bool = True
+        self,
+        *,
+        timeout_s: float,
+        connect_timeout_s: float,
+        trust_env: bool = True,
+        idle_timeout_s: float | None = None,
     ) -> None:
         self.timeout_s = timeout_s
+        self.idle_timeout_s = timeout_s if idle_timeout_s is None else idle_timeout_s
         self.connect_timeout_s = connect_timeout_s
         self._trust_env = trust_env
         self._idle: list[_Connection] = []
@@ -323,7 +330,7 @@ class HttpClient:
         while True:
             event = await _next_event(connection, self.timeout_s)
             if isinstance(event, h11.Response):
-                return Response(self, connection, event, self.timeout_s)
+                return Response(self, connection, event, self.idle_timeout_s)
             # an informational (1xx) answer: the real one follows
 
     def _take(self, origin: tuple[str, str, int]) -> _Connection | None:

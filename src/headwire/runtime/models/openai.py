@@ -55,6 +55,7 @@ from headwire.runtime.models.base import (
     error_message,
     stop_reason_of,
 )
+from headwire.runtime.models.generation import check_body_keys
 from headwire.runtime.models.http_base import (
     Prepared,
     StreamingHttpModel,
@@ -152,6 +153,10 @@ class OpenAIModel(StreamingHttpModel):
         retry_base_delay_s: float = 0.5,
         max_retry_after_s: float = 60.0,
         diagnostics: Callable[[str], None] | None = None,
+        stream_idle_timeout_s: float | None = None,
+        max_retry_delay_s: float | None = None,
+        sampling_params: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
     ) -> None:
         super().__init__(
             base_url,
@@ -163,8 +168,16 @@ class OpenAIModel(StreamingHttpModel):
             retry_base_delay_s=retry_base_delay_s,
             max_retry_after_s=max_retry_after_s,
             diagnostics=diagnostics,
+            stream_idle_timeout_s=stream_idle_timeout_s,
+            max_retry_delay_s=max_retry_delay_s,
         )
         self.parse_text_tool_calls = parse_text_tool_calls
+        self.sampling_params = dict(sampling_params or {})
+        """Body keys from ``model.generationConfig.samplingParams``, sent as they are."""
+        self.extra_body = dict(extra_body or {})
+        """Body keys from ``model.generationConfig.extra_body``, sent after the sampling ones."""
+        check_body_keys("sampling_params", self.sampling_params)
+        check_body_keys("extra_body", self.extra_body)
         self._include_usage = True
         self._url = f"{self.base_url}/chat/completions"
 
@@ -212,12 +225,14 @@ class OpenAIModel(StreamingHttpModel):
         body: dict[str, Any] = {
             "model": request.model or self.name,
             "messages": request.messages,
+            **self.sampling_params,
             "stream": True,
         }
         if self._include_usage:
             body["stream_options"] = {"include_usage": True}
         if request.tools:
             body["tools"] = request.tools
+        body.update(self.extra_body)  # neither holds a key written above (check_body_keys)
         tools = {
             str(t["function"]["name"]): t["function"].get("parameters") or {}
             for t in request.tools

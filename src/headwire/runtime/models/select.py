@@ -203,8 +203,17 @@ def make_model(config: ProviderConfig, **client_options: Any) -> Model:
     """The client for ``config`` (its module imported now, not before).
 
     ``client_options`` go to the client's constructor (``timeout_s``, ``max_retries``,
-    ``diagnostics``…).
+    ``diagnostics``…, :meth:`~headwire.runtime.models.generation.GenerationConfig.client_options`);
+    ``extra_body`` only to OpenAI's (another provider's client notes that it is not sent).
     """
+    if config.auth_type != "openai" and client_options.pop("extra_body", None):
+        note = (
+            f"headwire: note: model.generationConfig.extra_body is sent to OpenAI-compatible "
+            f"servers only, not with --auth-type {config.auth_type}"
+        )
+        if note not in _warned:
+            _warned.add(note)
+            warn(note)
     if config.auth_type == "anthropic":
         from headwire.runtime.models.anthropic import AnthropicModel
 

@@ -132,6 +132,7 @@ def test_untrusted_project_loses_the_keys_that_run_code(tmp_path: Path) -> None:
     }
     assert set(user_only_keys()) == {
         "security.auth.apiKey",
+        "model.generationConfig.customHeaders",
         "tools.webFetch.allowPrivateNetwork",
         *(f"tools.executionSandbox.{k}" for k in ("backend", "filesystem", "network", "hideHome")),
         *(
@@ -395,6 +396,14 @@ SAMPLE_VALUES: dict[str, Any] = {
     "context.clearContextOnIdle.toolResultsThresholdMinutes": 5,
     "context.clearContextOnIdle.toolResultsTotalCharsThreshold": 1000,
     "model.generationConfig.contextWindowSize": 32000,
+    "model.generationConfig.timeout": 60000,
+    "model.generationConfig.streamIdleTimeoutMs": 300000,
+    "model.generationConfig.maxRetries": 1,
+    "model.generationConfig.retryInitialDelayMs": 3000,
+    "model.generationConfig.retryMaxDelayMs": 30000,
+    "model.generationConfig.customHeaders": {"X-Client-Request-ID": "req-123"},
+    "model.generationConfig.samplingParams": {"temperature": 0.2},
+    "model.generationConfig.extra_body": {"enable_thinking": True},
     "env": {"K": "v"},
     "mcpServers": {"s": {"command": "c"}},
     "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "true"}]}]},

@@ -5,6 +5,7 @@ answering in one way a server can (keep-alive, closing while idle, chunked, sile
 from __future__ import annotations
 
 import asyncio
+import math
 import shutil
 import ssl
 import subprocess
@@ -215,6 +216,47 @@ def test_a_silent_server_is_a_read_timeout() -> None:
             with pytest.raises(http_client.ReadTimeout):
                 await _get(client, f"http://127.0.0.1:{port}/")
         await client.aclose()
+
+    asyncio.run(main())
+
+
+def test_the_head_and_each_gap_of_the_body_have_their_own_timeouts() -> None:
+    """``timeout_s`` bounds the wait for the answer's head, ``idle_timeout_s`` each wait for the
+    body's next bytes (``model.generationConfig.timeout`` and ``streamIdleTimeoutMs``)."""
+    head_delay: list[float] = []
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await _read_request(reader)
+        await asyncio.sleep(head_delay[0])
+        writer.write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nabcd\r\n")
+        await writer.drain()
+        await asyncio.sleep(0.6)  # a gap in the body
+        writer.write(b"0\r\n\r\n")
+        await writer.drain()
+        await reader.read()
+
+    async def fetch(client: HttpClient, port: int) -> bytes:
+        async with client.stream("POST", f"http://127.0.0.1:{port}/") as response:
+            return await response.aread()
+
+    async def main() -> None:
+        async with _Serving(handler) as served:
+            # a slow head within timeout_s, a body gap within idle_timeout_s: read whole
+            head_delay[:] = [0.4]
+            client = HttpClient(timeout_s=1.5, connect_timeout_s=5, idle_timeout_s=1.5)
+            assert await fetch(client, served.port) == b"abcd"
+            await client.aclose()
+            # the same head, the gap longer than idle_timeout_s: the body read times out
+            client = HttpClient(timeout_s=1.5, connect_timeout_s=5, idle_timeout_s=0.2)
+            with pytest.raises(http_client.ReadTimeout, match=r"no data for 0\.2s"):
+                await fetch(client, served.port)
+            await client.aclose()
+            # a head slower than timeout_s times out, however long the idle timeout
+            head_delay[:] = [0.6]
+            client = HttpClient(timeout_s=0.2, connect_timeout_s=5, idle_timeout_s=math.inf)
+            with pytest.raises(http_client.ReadTimeout, match=r"no data for 0\.2s"):
+                await fetch(client, served.port)
+            await client.aclose()
 
     asyncio.run(main())
 

@@ -1,0 +1,150 @@
+"""``model.generationConfig``'s request controls (Qwen Code's keys), as a provider client's options.
+
+What each key does to a model request, for every provider unless said:
+
+* ``timeout`` (ms, default 120,000; ``0``: none): connecting, sending the request and waiting
+  for the answer's first bytes.  ``QWEN_CODE_API_TIMEOUT_MS`` (digits only) wins over it, as in
+  Qwen Code.
+* ``streamIdleTimeoutMs`` (ms, default 240,000; ``0``: none): each wait for the next bytes of a
+  streamed answer.  It wins over ``QWEN_STREAM_IDLE_TIMEOUT_MS``, as in Qwen Code.
+* ``maxRetries`` (default 3): how many times a call that failed before any output (HTTP
+  408/429/5xx, a dropped or refused connection, a timeout) is sent again.
+* ``retryInitialDelayMs`` (default 500) and ``retryMaxDelayMs`` (default 300,000): the first
+  wait before a retry, doubled for each next one and never above the maximum; a server's
+  ``Retry-After`` up to the maximum (at least 60 s) is waited instead.
+* ``customHeaders``: headers added to every request (they win over headwire's own).
+* ``samplingParams``: OpenAI: its keys go into the request body as they are (``temperature``,
+  ``top_p``, ``max_tokens``, ``max_completion_tokens``...).  Anthropic: ``temperature``,
+  ``top_p``, ``top_k`` and ``max_tokens``.  Gemini: ``temperature``, ``top_p`` (``topP``),
+  ``top_k`` (``topK``) and ``max_tokens`` (``maxOutputTokens``) in its ``generationConfig``.
+* ``extra_body`` (OpenAI only): more keys for the request body, after ``samplingParams``; the
+  keys headwire writes itself (``model``, ``messages``, ``tools``, ``stream``,
+  ``stream_options``) are refused in both.
+
+Nothing here reads the environment or a file: :meth:`GenerationConfig.client_options` is given
+the environment.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
+from typing import Any
+
+from headwire.errors import ConfigError
+from headwire.records import dataclass, field
+
+__all__ = [
+    "DEFAULT_STREAM_IDLE_TIMEOUT_S",
+    "DEFAULT_TIMEOUT_S",
+    "RESERVED_BODY_KEYS",
+    "GenerationConfig",
+    "GenerationConfigError",
+    "check_body_keys",
+]
+
+DEFAULT_TIMEOUT_S = 120.0
+"""Connecting, sending and the wait for the answer's first bytes (Qwen Code's ``timeout``)."""
+DEFAULT_STREAM_IDLE_TIMEOUT_S = 240.0
+"""Each wait for the next bytes of a streamed answer (Qwen Code's ``streamIdleTimeoutMs``)."""
+DEFAULT_MAX_RETRY_DELAY_S = 300.0
+"""The longest wait before a retry (Qwen Code's ``retryMaxDelayMs`` default)."""
+RESERVED_BODY_KEYS = frozenset({"model", "messages", "tools", "stream", "stream_options"})
+"""OpenAI body keys headwire writes itself: ``samplingParams`` and ``extra_body`` cannot."""
+
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+
+class GenerationConfigError(ConfigError):
+    """A ``model.generationConfig`` value headwire cannot use; ``str()`` is the message."""
+
+
+def _seconds(milliseconds: int | None) -> float | None:
+    """``None`` stays unset, ``0`` is no limit (infinite), else seconds."""
+    if milliseconds is None:
+        return None
+    return math.inf if milliseconds == 0 else milliseconds / 1000
+
+
+def _env_milliseconds(env: Mapping[str, str], name: str) -> int | None:
+    """A variable of digits only, as Qwen Code reads it; anything else is ignored."""
+    raw = (env.get(name) or "").strip()
+    return int(raw) if raw.isascii() and raw.isdigit() else None
+
+
+def check_body_keys(name: str, values: Mapping[str, Any]) -> None:
+    """Raise :class:`GenerationConfigError` when ``values`` (``name`` in the message) holds a
+    key of :data:`RESERVED_BODY_KEYS`."""
+    taken = sorted(RESERVED_BODY_KEYS.intersection(values))
+    if taken:
+        verb = "is" if len(taken) == 1 else "are"
+        raise GenerationConfigError(
+            f"{name}: {', '.join(taken)} {verb} written by headwire itself "
+            "(the model is chosen with --model or model.name)"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class GenerationConfig:
+    """The values of ``model.generationConfig`` (``None``/empty: not set)."""
+
+    timeout_ms: int | None = None
+    stream_idle_timeout_ms: int | None = None
+    max_retries: int | None = None
+    retry_initial_delay_ms: int | None = None
+    retry_max_delay_ms: int | None = None
+    custom_headers: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
+    sampling_params: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
+    extra_body: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
+
+    @classmethod
+    def from_settings(cls, top: Callable[[str], Any]) -> GenerationConfig:
+        """The values under ``model.generationConfig.*`` (``top(key)``: the winning layer's,
+        already checked against the settings schema); raises :class:`GenerationConfigError`
+        for a body key headwire writes itself."""
+        config = cls(
+            timeout_ms=top("model.generationConfig.timeout"),
+            stream_idle_timeout_ms=top("model.generationConfig.streamIdleTimeoutMs"),
+            max_retries=top("model.generationConfig.maxRetries"),
+            retry_initial_delay_ms=top("model.generationConfig.retryInitialDelayMs"),
+            retry_max_delay_ms=top("model.generationConfig.retryMaxDelayMs"),
+            custom_headers=MappingProxyType(
+                dict(top("model.generationConfig.customHeaders") or {})
+            ),
+            sampling_params=MappingProxyType(
+                dict(top("model.generationConfig.samplingParams") or {})
+            ),
+            extra_body=MappingProxyType(dict(top("model.generationConfig.extra_body") or {})),
+        )
+        check_body_keys("model.generationConfig.samplingParams", config.sampling_params)
+        check_body_keys("model.generationConfig.extra_body", config.extra_body)
+        return config
+
+    def client_options(self, env: Mapping[str, str]) -> dict[str, Any]:
+        """Keywords for a provider client's constructor (only what is set), ``env`` giving
+        ``QWEN_CODE_API_TIMEOUT_MS`` and ``QWEN_STREAM_IDLE_TIMEOUT_MS``."""
+        options: dict[str, Any] = {}
+        timeout = _env_milliseconds(env, "QWEN_CODE_API_TIMEOUT_MS")
+        timeout_s = _seconds(timeout if timeout is not None else self.timeout_ms)
+        if timeout_s is not None:
+            options["timeout_s"] = timeout_s
+        idle = self.stream_idle_timeout_ms
+        if idle is None:
+            idle = _env_milliseconds(env, "QWEN_STREAM_IDLE_TIMEOUT_MS")
+        idle_s = _seconds(idle)
+        if idle_s is not None:
+            options["stream_idle_timeout_s"] = idle_s
+        if self.max_retries is not None:
+            options["max_retries"] = self.max_retries
+        if self.retry_initial_delay_ms is not None:
+            options["retry_base_delay_s"] = self.retry_initial_delay_ms / 1000
+        if self.retry_max_delay_ms is not None:
+            options["max_retry_delay_s"] = self.retry_max_delay_ms / 1000
+        if self.custom_headers:
+            options["extra_headers"] = dict(self.custom_headers)
+        if self.sampling_params:
+            options["sampling_params"] = dict(self.sampling_params)
+        if self.extra_body:
+            options["extra_body"] = dict(self.extra_body)
+        return options
