@@ -28,6 +28,7 @@ import contextlib
 import email.utils
 import math
 import os
+import re
 import sys
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
@@ -66,6 +67,9 @@ MAX_JSON_BODY_BYTES = MAX_EVENT_BYTES
 """The largest JSON document read (an answer not streamed, a model list)."""
 
 _LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
+_CREDENTIAL_HEADER = re.compile(r"auth|key|token|secret|cookie|session", re.IGNORECASE)
+"""Header names whose values are credentials (``Authorization``, ``X-Api-Key``...): registered
+as secrets, so no tool sees them and no output carries them."""
 DEFAULT_MAX_RETRY_DELAY_S = 300.0
 """The longest wait before a retry unless told otherwise (Qwen Code's ``retryMaxDelayMs``)."""
 RETRYABLE_STATUSES = frozenset({408, 429, 529})
@@ -138,6 +142,10 @@ class StreamingHttpModel:
         self._api_key = api_key or None
         register_secret(self._api_key)  # kept out of the shell's and MCP servers' environment
         self._extra_headers = dict(extra_headers or {})
+        for name, value in self._extra_headers.items():
+            if _CREDENTIAL_HEADER.search(name):  # a gateway's token: a secret like the key
+                register_secret(value)
+                register_secret(value.split()[-1] if value.split() else None)
         self._diagnostics = diagnostics
         self._display = display_url(self.base_url)
         self._client: Any = None  # an http_client.HttpClient, or an httpx.AsyncClient

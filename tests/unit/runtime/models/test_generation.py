@@ -172,3 +172,23 @@ def test_retry_waits_double_up_to_the_maximum_and_follow_a_server_within_it() ->
     default = OpenAIModel("http://127.0.0.1:9/v1", None, "m")
     assert default._retry_delay(200, None) == DEFAULT_MAX_RETRY_DELAY_S  # no overflow
     assert default._retry_delay(0, 59.0) == 59.0 and default._retry_delay(0, 61.0) == 0.5
+
+
+def test_a_credential_header_is_a_secret_and_other_headers_are_not() -> None:
+    """A gateway token in ``customHeaders`` is kept from tools and scrubbed from output like the
+    API key; an ordinary header value is not (it would hide innocent text)."""
+    from headwire.runtime.environment import registered_secrets
+
+    OpenAIModel(
+        "http://127.0.0.1:9/v1",
+        None,
+        "m",
+        extra_headers={
+            "Authorization": "Bearer gw-token-0123456789",
+            "X-Portkey-Api-Key": "pk-abcdefghijkl",
+            "X-Client-Request-ID": "req-123456789",
+        },
+    )
+    secrets = registered_secrets()
+    assert {"Bearer gw-token-0123456789", "gw-token-0123456789", "pk-abcdefghijkl"} <= secrets
+    assert "req-123456789" not in secrets
