@@ -114,7 +114,7 @@ def test_max_retries_and_the_retry_delay_are_kept(tmp_path: Path) -> None:
 def test_the_timeouts_are_kept(tmp_path: Path) -> None:
     """A head later than ``timeout`` and a stream quiet for longer than ``streamIdleTimeoutMs``
     both fail the call; ``QWEN_CODE_API_TIMEOUT_MS`` wins over ``timeout``."""
-    slow_head = [{"text": "done", "delay_s": 1.5}]
+    slow_head = [{"text": "done", "delay_s": 0.9}]
     done, _ = run(tmp_path / "head", "headwire", {"timeout": 300, "maxRetries": 0}, slow_head)
     assert done.returncode == 1 and b"timed out (no data for 0.3s)" in done.stdout
     done, _ = run(
@@ -125,7 +125,7 @@ def test_the_timeouts_are_kept(tmp_path: Path) -> None:
         QWEN_CODE_API_TIMEOUT_MS="5000",
     )
     assert done.returncode == 0, done.stderr.decode()[-2000:]
-    quiet = [{"text": "a b c d", "chunk_delay_s": 1.0}]
+    quiet = [{"text": "a b c d", "chunk_delay_s": 0.9}]
     idle = {"timeout": 5000, "streamIdleTimeoutMs": 300, "maxRetries": 0}
     done, _ = run(tmp_path / "idle", "headwire", idle, quiet)
     assert done.returncode == 1 and b"timed out (no data for 0.3s)" in done.stdout

@@ -98,8 +98,9 @@ def test_retries_a_500_then_succeeds(tmp_path: Path) -> None:
 
 
 def test_unreachable_server(tmp_path: Path) -> None:
+    quick = '{"model": {"generationConfig": {"retryInitialDelayMs": 10}}}'
     proc = run_cli(
-        [*FLAGS, "-o", "text", "-p", "hi"],
+        [*FLAGS, "--settings", quick, "-o", "text", "-p", "hi"],
         tmp_path,
         OPENAI_BASE_URL="http://127.0.0.1:9/v1",
         OPENAI_API_KEY="k",

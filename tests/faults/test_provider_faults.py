@@ -133,9 +133,15 @@ def test_drop_after_output_is_not_retried(tmp_path: Path, provider: str) -> None
 
 @pytest.mark.parametrize("provider", NAMES)
 def test_unreachable_server_backs_off(tmp_path: Path, provider: str) -> None:
+    """Every provider retries as ``model.generationConfig`` says (the defaults, 0.5 s doubling,
+    are timed for OpenAI in ``tests/faults/test_model_server.py``)."""
     spec = PROVIDERS[provider]
+    quick = {"maxRetries": 3, "retryInitialDelayMs": 100, "retryMaxDelayMs": 300}
+    settings = ["--settings", json.dumps({"model": {"generationConfig": quick}})]
     started = time.monotonic()
-    proc = run_cli([*spec.flags(), "-o", "json", "-p", "hi"], tmp_path, **spec.unreachable_env())
+    proc = run_cli(
+        [*spec.flags(), *settings, "-o", "json", "-p", "hi"], tmp_path, **spec.unreachable_env()
+    )
     elapsed = time.monotonic() - started
     assert proc.returncode == 1
     delays = [
@@ -143,8 +149,8 @@ def test_unreachable_server_backs_off(tmp_path: Path, provider: str) -> None:
         for line in proc.stderr.splitlines()
         if "retrying in" in line
     ]
-    assert delays == ["0.5", "1", "2"]
-    assert elapsed >= 3.5
+    assert delays == ["0.1", "0.2", "0.3"]
+    assert elapsed >= 0.6
     no_traceback(proc.stderr)
     (messages,) = [json.loads(line) for line in proc.stdout.splitlines()]
     url = "http://127.0.0.1:9" + spec.base_suffix
@@ -276,8 +282,10 @@ def test_a_huge_error_message_is_cut_to_500_characters(
     characters, as the README promises; so is the text-mode line on stderr.  Before, the whole
     5 MiB reached the wire (a 10.5 MB ``result`` line)."""
     replies = {"replies": [reply], "default": reply}
+    quick = '{"model": {"generationConfig": {"retryInitialDelayMs": 10}}}'  # an event is retried
     with PROVIDERS[provider].fake(replies) as fake:
-        proc = run(provider, fake, ["-o", "stream-json", "-p", "hi"], tmp_path)
+        args = ["--settings", quick, "-o", "stream-json", "-p", "hi"]
+        proc = run(provider, fake, args, tmp_path)
     assert proc.returncode == 1, proc.stderr[-2000:]
     last = proc.stdout.splitlines()[-1]
     assert len(last) < 64 * 1024

@@ -217,6 +217,8 @@ def test_unreachable_servers_leak_no_key(tmp_path: Path, base_url: str) -> None:
             url,
             "--openai-api-key",
             FLAG_CANARY,
+            "--settings",  # the retries (and their notes) without the default waits
+            '{"model": {"generationConfig": {"retryInitialDelayMs": 10}}}',
             "-o",
             "json",
             "-p",
