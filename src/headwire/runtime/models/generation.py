@@ -12,7 +12,9 @@ What each key does to a model request, for every provider unless said:
 * ``retryInitialDelayMs`` (default 500) and ``retryMaxDelayMs`` (default 300,000): the first
   wait before a retry, doubled for each next one and never above the maximum; a server's
   ``Retry-After`` up to the maximum (at least 60 s) is waited instead.
-* ``customHeaders``: headers added to every request (they win over headwire's own).
+* ``customHeaders``: headers added to every request (they win over headwire's own); a name HTTP
+  does not allow, a value with a line break and the headers that frame the exchange
+  (:data:`FRAMING_HEADERS`: ``Host``, ``Content-Length``...) are refused.
 * ``samplingParams``: OpenAI: its keys go into the request body as they are (``temperature``,
   ``top_p``, ``max_tokens``, ``max_completion_tokens``...).  Anthropic: ``temperature``,
   ``top_p``, ``top_k`` and ``max_tokens``.  Gemini: ``temperature``, ``top_p`` (``topP``),
@@ -28,6 +30,7 @@ the environment.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any
@@ -38,10 +41,12 @@ from headwire.records import dataclass, field
 __all__ = [
     "DEFAULT_STREAM_IDLE_TIMEOUT_S",
     "DEFAULT_TIMEOUT_S",
+    "FRAMING_HEADERS",
     "RESERVED_BODY_KEYS",
     "GenerationConfig",
     "GenerationConfigError",
     "check_body_keys",
+    "check_headers",
 ]
 
 DEFAULT_TIMEOUT_S = 120.0
@@ -71,6 +76,42 @@ def _env_milliseconds(env: Mapping[str, str], name: str) -> int | None:
     """A variable of digits only, as Qwen Code reads it; anything else is ignored."""
     raw = (env.get(name) or "").strip()
     return int(raw) if raw.isascii() and raw.isdigit() else None
+
+
+FRAMING_HEADERS = frozenset(
+    {
+        "host",
+        "content-length",
+        "transfer-encoding",
+        "connection",
+        "keep-alive",
+        "proxy-connection",
+        "upgrade",
+        "te",
+        "trailer",
+        "expect",
+    }
+)
+"""Headers that frame the HTTP exchange itself: ``customHeaders`` cannot set them."""
+_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+_BAD_VALUE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+
+
+def check_headers(name: str, headers: Mapping[str, str]) -> None:
+    """Raise :class:`GenerationConfigError` when ``headers`` (``name`` in the message) holds a
+    name HTTP does not allow, a value with a control character (a line break), or one of
+    :data:`FRAMING_HEADERS`."""
+    for header, value in headers.items():
+        if not _TOKEN.fullmatch(header):
+            raise GenerationConfigError(f"{name}: {header!r} is not an HTTP header name")
+        if header.lower() in FRAMING_HEADERS:
+            raise GenerationConfigError(
+                f"{name}: {header} frames the HTTP request: headwire sets it itself"
+            )
+        if _BAD_VALUE.search(value):
+            raise GenerationConfigError(
+                f"{name}: the value of {header} holds a control character (a line break?)"
+            )
 
 
 def check_body_keys(name: str, values: Mapping[str, Any]) -> None:
@@ -117,6 +158,7 @@ class GenerationConfig:
             ),
             extra_body=MappingProxyType(dict(top("model.generationConfig.extra_body") or {})),
         )
+        check_headers("model.generationConfig.customHeaders", config.custom_headers)
         check_body_keys("model.generationConfig.samplingParams", config.sampling_params)
         check_body_keys("model.generationConfig.extra_body", config.extra_body)
         return config

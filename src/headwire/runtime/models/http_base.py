@@ -54,6 +54,7 @@ from headwire.runtime.http_body import (
 )
 from headwire.runtime.models import http_client
 from headwire.runtime.models.base import ModelError, ModelEvent, ModelRequest
+from headwire.runtime.models.generation import check_headers
 from headwire.runtime.models.sse import MAX_EVENT_BYTES, StreamEventTooLarge
 from headwire.runtime.redact import redact
 from headwire.runtime.telemetry import request_traceparent
@@ -142,6 +143,7 @@ class StreamingHttpModel:
         self._api_key = api_key or None
         register_secret(self._api_key)  # kept out of the shell's and MCP servers' environment
         self._extra_headers = dict(extra_headers or {})
+        check_headers("extra_headers", self._extra_headers)
         for name, value in self._extra_headers.items():
             if _CREDENTIAL_HEADER.search(name):  # a gateway's token: a secret like the key
                 register_secret(value)

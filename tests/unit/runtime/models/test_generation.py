@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 import pytest
@@ -192,3 +193,24 @@ def test_a_credential_header_is_a_secret_and_other_headers_are_not() -> None:
     secrets = registered_secrets()
     assert {"Bearer gw-token-0123456789", "gw-token-0123456789", "pk-abcdefghijkl"} <= secrets
     assert "req-123456789" not in secrets
+
+
+@pytest.mark.parametrize(
+    ("headers", "says"),
+    [
+        ({"Content-Length": "5"}, "Content-Length frames the HTTP request"),
+        ({"host": "elsewhere.example"}, "host frames the HTTP request"),
+        ({"Transfer-Encoding": "chunked"}, "frames the HTTP request"),
+        ({"Bad Name": "x"}, "'Bad Name' is not an HTTP header name"),
+        ({"X-Test": "a\r\nInjected: 1"}, "X-Test holds a control character"),
+        ({"X-Test": "nul\x00"}, "X-Test holds a control character"),
+    ],
+)
+def test_a_header_http_does_not_allow_here_is_refused(headers: dict[str, str], says: str) -> None:
+    """Refused when the settings are read (exit 2), not when the first request fails; a
+    library user gets the same error from the client."""
+    with pytest.raises(GenerationConfigError, match=re.escape(says)):
+        _config({"customHeaders": headers})
+    with pytest.raises(GenerationConfigError, match=re.escape(says)):
+        OpenAIModel("http://127.0.0.1:9/v1", None, "m", extra_headers=headers)
+    assert _config({"customHeaders": {"X-Test": "tab\tis fine", "Accept": "*/*"}})
