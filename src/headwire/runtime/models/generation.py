@@ -39,8 +39,8 @@ from headwire.errors import ConfigError
 from headwire.records import dataclass, field
 
 __all__ = [
+    "DEFAULT_MAX_RETRY_DELAY_S",
     "DEFAULT_STREAM_IDLE_TIMEOUT_S",
-    "DEFAULT_TIMEOUT_S",
     "FRAMING_HEADERS",
     "RESERVED_BODY_KEYS",
     "GenerationConfig",
@@ -49,8 +49,6 @@ __all__ = [
     "check_headers",
 ]
 
-DEFAULT_TIMEOUT_S = 120.0
-"""Connecting, sending and the wait for the answer's first bytes (Qwen Code's ``timeout``)."""
 DEFAULT_STREAM_IDLE_TIMEOUT_S = 240.0
 """Each wait for the next bytes of a streamed answer (Qwen Code's ``streamIdleTimeoutMs``)."""
 DEFAULT_MAX_RETRY_DELAY_S = 300.0
@@ -164,7 +162,8 @@ class GenerationConfig:
         return config
 
     def client_options(self, env: Mapping[str, str]) -> dict[str, Any]:
-        """Keywords for a provider client's constructor (only what is set), ``env`` giving
+        """Keywords for a provider client's constructor: what is set, and the idle timeout
+        always (:data:`DEFAULT_STREAM_IDLE_TIMEOUT_S` unless set), ``env`` giving
         ``QWEN_CODE_API_TIMEOUT_MS`` and ``QWEN_STREAM_IDLE_TIMEOUT_MS``."""
         options: dict[str, Any] = {}
         timeout = _env_milliseconds(env, "QWEN_CODE_API_TIMEOUT_MS")
@@ -175,8 +174,9 @@ class GenerationConfig:
         if idle is None:
             idle = _env_milliseconds(env, "QWEN_STREAM_IDLE_TIMEOUT_MS")
         idle_s = _seconds(idle)
-        if idle_s is not None:
-            options["stream_idle_timeout_s"] = idle_s
+        options["stream_idle_timeout_s"] = (
+            DEFAULT_STREAM_IDLE_TIMEOUT_S if idle_s is None else idle_s
+        )
         if self.max_retries is not None:
             options["max_retries"] = self.max_retries
         if self.retry_initial_delay_ms is not None:

@@ -54,7 +54,7 @@ from headwire.runtime.http_body import (
 )
 from headwire.runtime.models import http_client
 from headwire.runtime.models.base import ModelError, ModelEvent, ModelRequest
-from headwire.runtime.models.generation import check_headers
+from headwire.runtime.models.generation import DEFAULT_MAX_RETRY_DELAY_S, check_headers
 from headwire.runtime.models.sse import MAX_EVENT_BYTES, StreamEventTooLarge
 from headwire.runtime.redact import redact
 from headwire.runtime.telemetry import request_traceparent
@@ -71,8 +71,6 @@ _LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
 _CREDENTIAL_HEADER = re.compile(r"auth|key|token|secret|cookie|session", re.IGNORECASE)
 """Header names whose values are credentials (``Authorization``, ``X-Api-Key``...): registered
 as secrets, so no tool sees them and no output carries them."""
-DEFAULT_MAX_RETRY_DELAY_S = 300.0
-"""The longest wait before a retry unless told otherwise (Qwen Code's ``retryMaxDelayMs``)."""
 RETRYABLE_STATUSES = frozenset({408, 429, 529})
 """Retried besides every 5xx (529 is Anthropic's "overloaded")."""
 

@@ -16,11 +16,12 @@ from headwire.runtime.models.anthropic import AnthropicModel
 from headwire.runtime.models.base import ModelRequest
 from headwire.runtime.models.gemini import GeminiModel
 from headwire.runtime.models.generation import (
+    DEFAULT_MAX_RETRY_DELAY_S,
+    DEFAULT_STREAM_IDLE_TIMEOUT_S,
     RESERVED_BODY_KEYS,
     GenerationConfig,
     GenerationConfigError,
 )
-from headwire.runtime.models.http_base import DEFAULT_MAX_RETRY_DELAY_S
 from headwire.runtime.models.openai import OpenAIModel
 
 REQUEST = ModelRequest("m", [{"role": "user", "content": "hi"}], [])
@@ -37,9 +38,13 @@ def _body(model: Any) -> dict[str, Any]:
     return body
 
 
-def test_nothing_set_gives_no_options() -> None:
-    assert GenerationConfig().client_options({}) == {}
-    assert _config({}).client_options({}) == {}
+def test_nothing_set_gives_only_the_idle_timeout() -> None:
+    """Qwen Code's 240 s between streamed bytes, however long ``timeout`` is."""
+    expected = {"stream_idle_timeout_s": DEFAULT_STREAM_IDLE_TIMEOUT_S}
+    assert DEFAULT_STREAM_IDLE_TIMEOUT_S == 240.0
+    assert GenerationConfig().client_options({}) == expected
+    assert _config({}).client_options({}) == expected
+    assert _config({"timeout": 600000}).client_options({}) == {"timeout_s": 600.0, **expected}
 
 
 def test_each_key_becomes_its_client_option() -> None:
