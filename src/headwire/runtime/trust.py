@@ -249,6 +249,12 @@ PROJECT_TABLE: tuple[ProjectEntry, ...] = (
         "what every model request asks for (max_tokens, n): spends on output",
     ),
     ProjectEntry(
+        "model.generationConfig.enableCacheControl",
+        "setting",
+        "trusted",
+        "whether prompts are cached: off, every call pays for its whole prompt",
+    ),
+    ProjectEntry(
         "model.generationConfig.extra_body",
         "setting",
         "trusted",

@@ -22,6 +22,8 @@ What each key does to a model request, for every provider unless said:
 * ``extra_body`` (OpenAI only): more keys for the request body, after ``samplingParams``; the
   keys headwire writes itself (``model``, ``messages``, ``tools``, ``stream``,
   ``stream_options``) are refused in both.
+* ``enableCacheControl`` (default ``true``; Anthropic only): ``false`` sends no
+  ``cache_control`` marks (headwire marks none on OpenAI-compatible or Gemini requests).
 
 Nothing here reads the environment or a file: :meth:`GenerationConfig.client_options` is given
 the environment.
@@ -136,6 +138,7 @@ class GenerationConfig:
     custom_headers: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
     sampling_params: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
     extra_body: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
+    enable_cache_control: bool | None = None
 
     @classmethod
     def from_settings(cls, top: Callable[[str], Any]) -> GenerationConfig:
@@ -155,6 +158,7 @@ class GenerationConfig:
                 dict(top("model.generationConfig.samplingParams") or {})
             ),
             extra_body=MappingProxyType(dict(top("model.generationConfig.extra_body") or {})),
+            enable_cache_control=top("model.generationConfig.enableCacheControl"),
         )
         check_headers("model.generationConfig.customHeaders", config.custom_headers)
         check_body_keys("model.generationConfig.samplingParams", config.sampling_params)
@@ -189,4 +193,6 @@ class GenerationConfig:
             options["sampling_params"] = dict(self.sampling_params)
         if self.extra_body:
             options["extra_body"] = dict(self.extra_body)
+        if self.enable_cache_control is not None:
+            options["prompt_caching"] = self.enable_cache_control
         return options

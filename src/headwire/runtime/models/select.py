@@ -206,6 +206,8 @@ def make_model(config: ProviderConfig, **client_options: Any) -> Model:
     ``diagnostics``…, :meth:`~headwire.runtime.models.generation.GenerationConfig.client_options`);
     ``extra_body`` only to OpenAI's (another provider's client notes that it is not sent).
     """
+    if config.auth_type != "anthropic":
+        client_options.pop("prompt_caching", None)  # only Anthropic's requests carry marks
     if config.auth_type != "openai" and client_options.pop("extra_body", None):
         note = (
             f"headwire: note: model.generationConfig.extra_body is sent to OpenAI-compatible "

@@ -404,6 +404,7 @@ SAMPLE_VALUES: dict[str, Any] = {
     "model.generationConfig.customHeaders": {"X-Client-Request-ID": "req-123"},
     "model.generationConfig.samplingParams": {"temperature": 0.2},
     "model.generationConfig.extra_body": {"enable_thinking": True},
+    "model.generationConfig.enableCacheControl": False,
     "env": {"K": "v"},
     "mcpServers": {"s": {"command": "c"}},
     "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "true"}]}]},

@@ -219,3 +219,27 @@ def test_a_header_http_does_not_allow_here_is_refused(headers: dict[str, str], s
     with pytest.raises(GenerationConfigError, match=re.escape(says)):
         OpenAIModel("http://127.0.0.1:9/v1", None, "m", extra_headers=headers)
     assert _config({"customHeaders": {"X-Test": "tab\tis fine", "Accept": "*/*"}})
+
+
+def test_enable_cache_control_false_turns_anthropic_prompt_caching_off() -> None:
+    """``enableCacheControl: false`` (Qwen Code's key) sends no ``cache_control`` mark; the
+    default keeps them; another provider is not given the option."""
+    from headwire.runtime.models.select import ProviderConfig, make_model
+
+    assert _config({"enableCacheControl": False}).client_options({})["prompt_caching"] is False
+    request = ModelRequest(
+        "claude",
+        [{"role": "system", "content": "be brief"}, {"role": "user", "content": "hi"}],
+        [{"type": "function", "function": {"name": "t", "parameters": {"type": "object"}}}],
+    )
+
+    def marks(model: Any) -> int:
+        body: bytes = model._prepare(request).body
+        return body.count(b"cache_control")
+
+    assert marks(AnthropicModel("http://127.0.0.1:9", "k", "claude")) > 0
+    assert marks(AnthropicModel("http://127.0.0.1:9", "k", "claude", prompt_caching=False)) == 0
+    options = _config({"enableCacheControl": False}).client_options({})
+    for auth_type in ("openai", "gemini"):
+        config = ProviderConfig(auth_type, "m", "http://127.0.0.1:9", api_key="k")
+        assert make_model(config, **options)  # the option is not passed on: no TypeError
