@@ -94,13 +94,14 @@ FRAMING_HEADERS = frozenset(
 )
 """Headers that frame the HTTP exchange itself: ``customHeaders`` cannot set them."""
 _TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
-_BAD_VALUE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+_BAD_VALUE = re.compile(r"[^\t\x20-\x7e]")
+"""A control character (a line break) or one outside ASCII, which HTTP/1.1 clients refuse."""
 
 
 def check_headers(name: str, headers: Mapping[str, str]) -> None:
     """Raise :class:`GenerationConfigError` when ``headers`` (``name`` in the message) holds a
-    name HTTP does not allow, a value with a control character (a line break), or one of
-    :data:`FRAMING_HEADERS`."""
+    name HTTP does not allow, a value with a control character (a line break) or a character
+    outside ASCII, or one of :data:`FRAMING_HEADERS`."""
     for header, value in headers.items():
         if not _TOKEN.fullmatch(header):
             raise GenerationConfigError(f"{name}: {header!r} is not an HTTP header name")
@@ -110,7 +111,8 @@ def check_headers(name: str, headers: Mapping[str, str]) -> None:
             )
         if _BAD_VALUE.search(value):
             raise GenerationConfigError(
-                f"{name}: the value of {header} holds a control character (a line break?)"
+                f"{name}: the value of {header} holds a control character (a line break?) "
+                "or a character outside ASCII"
             )
 
 

@@ -145,7 +145,7 @@ class StreamingHttpModel:
         for name, value in self._extra_headers.items():
             if _CREDENTIAL_HEADER.search(name):  # a gateway's token: a secret like the key
                 register_secret(value)
-                register_secret(value.split()[-1] if value.split() else None)
+                register_secret(value.rpartition(" ")[2])  # the token of "Bearer <token>"
         self._diagnostics = diagnostics
         self._display = display_url(self.base_url)
         self._client: Any = None  # an http_client.HttpClient, or an httpx.AsyncClient
@@ -446,7 +446,7 @@ def transport_failure(exc: BaseException) -> str | None:
     request cannot be sent), ``"connect"`` (never reached the server), ``"timeout"``,
     ``"closed"`` (the connection failed or the server broke HTTP), ``"other"``; ``None`` when
     it is not a transport failure."""
-    if isinstance(exc, http_client.InvalidRequest):
+    if isinstance(exc, http_client.InvalidRequest | UnicodeEncodeError):  # httpx's too
         return "invalid"
     if isinstance(exc, http_client.ConnectError):
         return "connect"

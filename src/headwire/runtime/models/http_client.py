@@ -292,10 +292,10 @@ class HttpClient:
             fields.append(("Content-Length", str(len(content))))
         try:
             request = h11.Request(method=method, target=target, headers=fields)
-        except h11.LocalProtocolError:
+        except (h11.LocalProtocolError, UnicodeEncodeError):  # h11 takes ASCII text only
             raise InvalidRequest(
-                "a header or the URL holds a character HTTP does not allow (a newline or "
-                "another control character)"
+                "a header or the URL holds a character HTTP does not allow (a newline, "
+                "another control character or a character outside ASCII)"
             ) from None
         while True:
             connection, reused = self._take(origin), True

@@ -209,6 +209,8 @@ def test_a_credential_header_is_a_secret_and_other_headers_are_not() -> None:
         ({"Bad Name": "x"}, "'Bad Name' is not an HTTP header name"),
         ({"X-Test": "a\r\nInjected: 1"}, "X-Test holds a control character"),
         ({"X-Test": "nul\x00"}, "X-Test holds a control character"),
+        ({"X-Test": "café"}, "outside ASCII"),
+        ({"X-Test": "lone \ud800"}, "outside ASCII"),
     ],
 )
 def test_a_header_http_does_not_allow_here_is_refused(headers: dict[str, str], says: str) -> None:

@@ -261,6 +261,21 @@ def test_the_head_and_each_gap_of_the_body_have_their_own_timeouts() -> None:
     asyncio.run(main())
 
 
+def test_a_header_outside_ascii_is_an_invalid_request_not_a_crash() -> None:
+    """An API key or header value with a character h11 cannot write (``é``, a lone surrogate)
+    fails before anything is sent, as one with a line break does."""
+
+    async def main() -> None:
+        client = _client()
+        for value in ("sk-caf\u00e9", "lone \ud800", "line\nbreak"):
+            with pytest.raises(http_client.InvalidRequest):
+                async with client.stream("POST", "http://127.0.0.1:9/", headers={"X-K": value}):
+                    pass
+        await client.aclose()
+
+    asyncio.run(main())
+
+
 def test_nothing_listening_is_a_connect_error() -> None:
     async def main() -> None:
         async with _Serving(lambda r, w: asyncio.sleep(0)) as served:
