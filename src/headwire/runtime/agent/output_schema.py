@@ -187,6 +187,25 @@ def _patterns(schema: dict[str, Any]) -> Iterator[tuple[str, list[Any]]]:
                 yield key, [*path, "patternProperties"]
 
 
+_PROGRAM_SIZES: dict[str, int] = {}
+"""The RE2 program size of each pattern compiled so far (by :func:`check_schema`, at start)."""
+
+
+def program_size(pattern: str) -> int:
+    """The RE2 program size of ``pattern`` (0 for one RE2 refuses): what :func:`check_schema`
+    measured when it compiled it, so a check on the event loop does not compile it again."""
+    size = _PROGRAM_SIZES.get(pattern)
+    if size is None:
+        from headwire.runtime.tools.linear_regex import NotLinear, compile_linear
+
+        try:
+            size = compile_linear(pattern).program_size
+        except NotLinear:
+            size = 0
+        _PROGRAM_SIZES[pattern] = size
+    return size
+
+
 def check_schema(schema: dict[str, Any], note: Callable[[str], None] | None = None) -> Any:
     """A validator for ``schema`` (raises :class:`OutputSchemaError` on an invalid one);
     unknown keywords go to ``note``."""
@@ -207,6 +226,7 @@ def check_schema(schema: dict[str, Any], note: Callable[[str], None] | None = No
     for pattern, path in _patterns(schema):
         try:
             compiled[pattern] = compile_linear(pattern)
+            _PROGRAM_SIZES[pattern] = compiled[pattern].program_size
         except NotLinear as exc:
             raise OutputSchemaError(
                 f"--json-schema: at {_where(path)}: pattern {pattern!r} cannot be matched in "

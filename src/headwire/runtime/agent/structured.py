@@ -31,7 +31,6 @@ it 0.3 s, so that answer goes to the worker.
 
 from __future__ import annotations
 
-import functools
 import json
 from typing import Any
 
@@ -193,18 +192,14 @@ class StructuredOutput:
         )
 
 
-@functools.lru_cache(maxsize=256)
 def pattern_units(pattern: str) -> int:
     """What a ``pattern`` weighs in :data:`IN_PROCESS_WORK` per answer character: its RE2
-    program size over :data:`RE2_STEPS_PER_UNIT`, rounded up (at least 1); 1 for a string
-    RE2 refuses (a schema holding such a pattern is refused at start: this one is data)."""
-    from headwire.runtime.tools.linear_regex import NotLinear, compile_linear
+    program size (measured when the schema was checked at start) over
+    :data:`RE2_STEPS_PER_UNIT`, rounded up, at least 1 (also for a string RE2 refuses: a schema
+    holding such a pattern is refused at start, so this one is data)."""
+    from headwire.runtime.agent.output_schema import program_size
 
-    try:
-        size = compile_linear(pattern).program_size
-    except NotLinear:
-        return 1
-    return max(1, -(-size // RE2_STEPS_PER_UNIT))
+    return max(1, -(-program_size(pattern) // RE2_STEPS_PER_UNIT))
 
 
 def _values_within(schema: Any, budget: int) -> bool:

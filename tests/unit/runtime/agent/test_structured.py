@@ -309,6 +309,25 @@ def test_a_pattern_weighs_its_re2_program() -> None:
     assert not structured(keyed).bounded_work("{" + " " * (IN_PROCESS_WORK // 150) + "}")
 
 
+def test_a_pattern_is_compiled_once_at_start_not_again_on_the_event_loop(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``bounded_work`` runs on the event loop before every check: it weighs the patterns with
+    the program sizes measured when the schema was checked at start, compiling nothing."""
+    from headwire.runtime.tools import linear_regex
+
+    pattern = "^(?:[a-z]{1,40}@){3}[ab]{300}$"
+    checker = structured({"type": "object", "patternProperties": {pattern: {"pattern": pattern}}})
+
+    def no_compile(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("a pattern was compiled again")
+
+    monkeypatch.setattr(linear_regex, "compile_linear", no_compile)
+    monkeypatch.setattr(linear_regex, "LinearPattern", no_compile)
+    assert checker.bounded_work("{}") in (True, False)
+    assert not checker.bounded_work("{" + " " * 5000 + "}")
+
+
 def test_the_costliest_checks_within_the_bound_take_milliseconds() -> None:
     """Answers that fail every branch of a wide ``anyOf`` (the costliest shape per unit of
     size) at the bound: checked in process, in far less than the worker's start-up."""
