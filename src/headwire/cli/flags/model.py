@@ -46,7 +46,7 @@ def model_from_flags(
     """The run's model, its requests shaped by ``generation`` (``model.generationConfig``);
     a configuration problem is a :class:`UsageError` (exit code 2)."""
     env = credential_environment()
-    options = generation.client_options(env) if generation is not None else {}
+    options = (generation or GenerationConfig()).client_options(env)  # the defaults, env too
     try:
         return select_model(
             provider_flags(args),

@@ -134,7 +134,7 @@ class AnthropicModel(StreamingHttpModel):
         """``temperature``, ``top_p`` and ``top_k`` from ``samplingParams``, sent as they are."""
         configured = sampling.get("max_tokens")
         self.max_tokens = (
-            configured if isinstance(configured, int) and configured > 0 else max_tokens
+            configured if type(configured) is int and configured > 0 else max_tokens  # not a bool
         )
         self.thinking_budget = thinking_budget if thinking_budget and thinking_budget > 0 else None
         self.prompt_caching = prompt_caching

@@ -149,6 +149,8 @@ def test_anthropic_takes_its_sampling_keys_and_max_tokens() -> None:
     assert body["max_tokens"] == 2048 and body["temperature"] == 0.1 and body["top_k"] == 5
     assert "n" not in body and "top_p" not in body
     assert model._prepare(REQUEST).headers["X-Test"] == "1"
+    flag = AnthropicModel("http://127.0.0.1:9", "k", "claude", sampling_params={"max_tokens": True})
+    assert _body(flag)["max_tokens"] == 8192  # a boolean is not a token count
     plain = _body(AnthropicModel("http://127.0.0.1:9", "k", "claude"))
     assert "temperature" not in plain and plain["max_tokens"] > 0
 
