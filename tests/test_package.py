@@ -41,6 +41,20 @@ DATA_FILES = (
 
 
 # ---------------------------------------------------------------------------------------------
+# Every dependency is justified.
+
+
+def test_every_dependency_has_its_reason_in_the_reference() -> None:
+    """docs/reference.md's "Dependencies" table names every runtime dependency."""
+    text = (ROOT / "docs" / "reference.md").read_text()
+    table = text.split("## Dependencies", 1)[1].split("\n## ", 1)[0]
+    named = set(re.findall(r"`([A-Za-z0-9_.-]+)`", table))
+    for requirement in PYPROJECT["project"]["dependencies"]:
+        name = re.split(r"[<>=!~;\[ ]", requirement, maxsplit=1)[0]
+        assert name in named, f"{name}: say why in docs/reference.md, ## Dependencies"
+
+
+# ---------------------------------------------------------------------------------------------
 # The generated CLI reference.
 
 
@@ -229,6 +243,7 @@ def test_build_check_install_and_quick_start(tmp_path: Path) -> None:
     }
     assert required == {
         "orjson",
+        "pysimdjson",
         "httpx",
         "h11",
         "mcp",

@@ -3,7 +3,10 @@
 Speed (issue 28: the filter at a plain Python line copy's pace): a run of short lines is split
 by ``io.BytesIO(chunk).readlines()`` (C speed, no copy of the chunk), checked as a whole
 (:func:`~headwire.bound.lines.run_passes_quick_check`) and passed on as one view of the bytes
-read; only a run failing the check is looked at line by line.
+read; only a run failing the check is looked at line by line.  When the bytes read are not all
+ASCII, one compiled pass (:func:`~headwire.wire.utf8.native_validator`, simdjson's) tells
+whether a whole run is UTF-8, so no line is decoded; without that library, only the lines
+holding a byte above 127 are decoded, joined.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from headwire.bound.lines import (
 )
 from headwire.bound.shapes import Format
 from headwire.records import dataclass
+from headwire.wire.utf8 import native_validator
 
 __all__ = ["BoundFilter", "BoundStats", "Piece"]
 
@@ -124,30 +128,31 @@ class BoundFilter:
         """Emit the whole lines ``data[start:end]``: short runs as they are, long lines bounded."""
         reader = BytesIO(data)  # shares the bytes of ``data``: no copy
         ascii = data.isascii()  # stops at the first byte above 127: cheap either way
+        validate = None if ascii or self.validate else native_validator()
         position = start
         while position < end:
             long_at = first_long_line(data, position, end)
             if long_at > position:
                 reader.seek(position)
-                out.append(self._short_lines(data, position, long_at, reader, ascii))
+                # one compiled pass over the run answers for all of its lines
+                utf8 = ascii or (validate is not None and validate(data, position, long_at))
+                out.append(self._short_lines(data, position, long_at, reader, utf8))
             if long_at == end:
                 return
             newline = data.index(b"\n", long_at + FAST_PATH_LINE_BYTES - 1, end)
             out.append(self._long_line(memoryview(data)[long_at : newline + 1]))
             position = newline + 1
 
-    def _short_lines(
-        self, data: bytes, start: int, end: int, reader: BytesIO, ascii: bool
-    ) -> Piece:
+    def _short_lines(self, data: bytes, start: int, end: int, reader: BytesIO, utf8: bool) -> Piece:
         """Count and check the whole short lines ``data[start:end]`` (``reader`` is at
-        ``start``; ``ascii``: all of ``data`` is); they always go out as they came, as one
-        piece."""
+        ``start``; ``utf8``: they are known to be UTF-8); they always go out as they came, as
+        one piece."""
         run: Piece = data if start == 0 and end == len(data) else memoryview(data)[start:end]
         lines = reader.readlines(end - start)  # stops at the line that reaches ``end``
         stats = self.stats
         first = stats.lines + 1
         stats.lines += len(lines)
-        if well_formed(lines) if self.validate else run_passes_quick_check(lines, ascii):
+        if well_formed(lines) if self.validate else run_passes_quick_check(lines, utf8):
             return run
         check = line_problem if self.validate else quick_line_problem
         for offset, line in enumerate(lines):

@@ -26,6 +26,7 @@ from headwire.projection.acp import ACP_TOOL_RESULT_JSON_BYTE_BUDGET
 from headwire.projection.headless import TOOL_RESULT_JSON_BYTE_BUDGET
 from headwire.wire.encode import encode
 from headwire.wire.size import json_size
+from headwire.wire.utf8 import is_utf8
 
 __all__ = [
     "FAST_PATH_LINE_BYTES",
@@ -107,44 +108,6 @@ def line_problem(line: bytes | bytearray) -> str | None:
     return _parse(line)[1]
 
 
-_ORJSON_NOT_UTF8 = "is not valid UTF-8"
-"""Part of orjson's message when its input is not UTF-8."""
-
-
-def _orjson_checks_utf8_first() -> bool:
-    """Whether orjson validates all of its input as UTF-8 before it parses anything."""
-    try:
-        orjson.loads(b"{}\n\xff")
-    except orjson.JSONDecodeError as exc:
-        return _ORJSON_NOT_UTF8 in str(exc)
-    return False
-
-
-_ORJSON_CHECKS_UTF8_FIRST = _orjson_checks_utf8_first()
-
-
-def _is_utf8(data: bytes | bytearray) -> bool:
-    """Whether ``data`` is strict UTF-8 (no surrogates), without building a ``str`` if possible.
-
-    orjson checks the whole input before it parses the first value, several times faster than
-    a decode into ``str``; if a later orjson stops doing so, :func:`_orjson_checks_utf8_first`
-    notices at import and this decodes instead.
-    """
-    if data.isascii():
-        return True
-    if _ORJSON_CHECKS_UTF8_FIRST:
-        try:
-            orjson.loads(data)
-        except orjson.JSONDecodeError as exc:
-            return _ORJSON_NOT_UTF8 not in str(exc)
-        return True
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
-
-
 def quick_line_problem(line: bytes | bytearray) -> str | None:
     """The check :class:`BoundFilter` gives a short line unless asked to ``validate``.
 
@@ -156,7 +119,7 @@ def quick_line_problem(line: bytes | bytearray) -> str | None:
     if match is None:
         return None
     last = line[len(line.rstrip(_WHITESPACE)) - 1]
-    if line[match.start()] in b"{[" and last in b"}]" and _is_utf8(line):
+    if line[match.start()] in b"{[" and last in b"}]" and is_utf8(line):
         return None
     return _parse(line)[1]
 
@@ -170,36 +133,26 @@ _first_byte = operator.itemgetter(0)
 _before_newline = operator.itemgetter(-2)
 
 
-def run_passes_quick_check(lines: list[bytes], ascii: bool = False) -> bool:
+def run_passes_quick_check(lines: list[bytes], utf8: bool = False) -> bool:
     """Whether every one of ``lines`` passes :func:`quick_line_problem` unparsed, decided
     without a Python-level loop.
 
     ``lines`` are whole lines, each ending with ``\\n`` (as ``readlines`` gives them);
-    ``ascii`` says that the caller knows them to be ASCII (the chunk they came from is).
-    Every line must open with ``{``/``[`` in its first byte, close with ``}``/``]`` just
-    before its ``\\n`` (so it is not blank) and be UTF-8; only the lines holding a byte
-    above 127 are decoded, joined (``\\n`` is ASCII, so the joined lines are UTF-8 exactly
-    when each line is).  Other runs (blank, indented or CRLF lines, anything else) are
-    checked line by line instead, with the same outcome.
+    ``utf8`` says that the caller knows them to be UTF-8 (the bytes they came from were
+    checked at once).  Every line must open with ``{``/``[`` in its first byte, close with
+    ``}``/``]`` just before its ``\\n`` (so it is not blank) and be UTF-8; unless the caller
+    knows, only the lines holding a byte above 127 are checked, joined (``\\n`` is ASCII, so
+    the joined lines are UTF-8 exactly when each line is).  Other runs (blank, indented or CRLF
+    lines, anything else) are checked line by line instead, with the same outcome.
     """
     if not _OPENERS.issuperset(map(_first_byte, lines)):
         return False  # also every blank line: its first byte is the newline
     if not _CLOSERS.issuperset(map(_before_newline, lines)):
         return False  # a line of one byte is b"\\n", refused above: [-2] exists
-    if ascii:
+    if utf8:
         return True
     non_ascii = list(itertools.filterfalse(bytes.isascii, lines))
-    return not non_ascii or _decodes(b"".join(non_ascii))
-
-
-def _decodes(data: Piece) -> bool:
-    """Whether ``data`` is strict UTF-8 (a decode into ``str``: the fastest check for data
-    that is mostly ASCII with some wider characters)."""
-    try:
-        str(data, "utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
+    return not non_ascii or is_utf8(b"".join(non_ascii))
 
 
 def well_formed(lines: Iterable[bytes]) -> bool:

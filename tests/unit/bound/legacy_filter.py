@@ -26,7 +26,7 @@ from headwire.bound import (
     line_problem,
     quick_line_problem,
 )
-from headwire.bound.lines import _is_utf8
+from headwire.wire.utf8 import is_utf8 as _is_utf8
 
 _OPENERS = frozenset(b"{[")
 _CLOSERS = frozenset(b"}]")

@@ -742,37 +742,3 @@ def test_bounding_is_idempotent(lines: list[bytes]) -> None:
 def test_an_empty_stream_gives_nothing() -> None:
     out, flt = run_filter([])
     assert out == b"" and flt.stats.lines == 0
-
-
-def _decodes(data: bytes) -> bool:
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
-
-
-@given(
-    st.binary(max_size=40),
-    st.sampled_from([b"", b"{}\n", b'{"a":1}\n\xc3\xa9', b"\xef\xbb\xbf", b"\xef\xbb\xbf{}"]),
-)
-def test_the_utf8_check_agrees_with_strict_decoding(data: bytes, prefix: bytes) -> None:
-    """Invariant: ``_is_utf8`` (orjson's up-front check, or its decoding fallback) accepts
-    exactly what Python's strict UTF-8 decoder accepts."""
-    import headwire.bound.lines as bound
-
-    sample = prefix + data
-    assert bound._is_utf8(sample) == _decodes(sample)
-    saved = bound._ORJSON_CHECKS_UTF8_FIRST
-    try:
-        bound._ORJSON_CHECKS_UTF8_FIRST = False
-        assert bound._is_utf8(sample) == _decodes(sample)
-    finally:
-        bound._ORJSON_CHECKS_UTF8_FIRST = saved
-
-
-def test_orjson_still_checks_utf8_before_parsing() -> None:
-    """The fast UTF-8 check relies on this; if it changes, ``_is_utf8`` decodes instead."""
-    import headwire.bound.lines as bound
-
-    assert bound._ORJSON_CHECKS_UTF8_FIRST
