@@ -171,13 +171,22 @@ class Runtime:
             raise errors[0]
 
 
-def context_settings(settings: Settings) -> ContextSettings:
-    """The context-management settings (``model.generationConfig.contextWindowSize``,
+def model_window(args: argparse.Namespace, settings: Settings) -> int | None:
+    """``contextWindowSize`` of the run's model: its ``modelProviders`` entry's, whole, when
+    it is one, else ``model.generationConfig``'s."""
+    from headwire.cli.flags.model import effective_generation, provider_settings
+
+    chosen = effective_generation(args, provider_settings(settings), settings.generation)
+    return chosen.context_window
+
+
+def context_settings(settings: Settings, window: int | None = None) -> ContextSettings:
+    """The context-management settings (``window``: the model's ``contextWindowSize``,
     ``context.autoCompactThreshold``, ``context.clearContextOnIdle.*``)."""
     default = ContextSettings()
     chars = settings.tool_results_chars_threshold
     return ContextSettings(
-        window=settings.context_window,
+        window=window,
         threshold=settings.auto_compact_threshold or default.threshold,
         clear_chars=default.clear_chars if chars is None else chars,
         clear_keep=max(1, settings.tool_results_keep or default.clear_keep),
@@ -410,7 +419,7 @@ async def build_runtime(
             trusted=trusted_project(args, root, cwd),
             note=warn,
         ),
-        context=context_settings(settings),
+        context=context_settings(settings, model_window(args, settings)),
         hooks=_hooks(settings, cwd),
         skills=skills,
         skill_catalogue=_catalogue(skills),

@@ -120,6 +120,18 @@ PROJECT_TABLE: tuple[ProjectEntry, ...] = (
         "a secret: a repository's key would bill another account and read its traffic",
     ),
     ProjectEntry(
+        "modelProviders",
+        "setting",
+        "user",
+        "names which variable's secret is sent as the API key, and to which server",
+    ),
+    ProjectEntry(
+        "providerProtocol",
+        "setting",
+        "user",
+        "decides which protocol, and so which key and server, a provider id of modelProviders uses",
+    ),
+    ProjectEntry(
         "model.maxSubagentDepth",
         "setting",
         "trusted",

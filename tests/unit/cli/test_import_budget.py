@@ -181,6 +181,7 @@ BOUND_MODULES = {
     "headwire.wire.encode",
     "headwire.wire.size",
     "headwire.wire.sse_lines",
+    "headwire.wire.utf8",
 }
 """What ``headwire bound`` loads of headwire: the filter, the projection and JSON writer it
 bounds with, its command and the shared argument parser (the wire package's face brings its
@@ -191,7 +192,8 @@ def test_bound_imports_only_the_filter(tmp_path: Path) -> None:
     """``headwire bound`` (issue 28: the filter at line-copy speed) loads the filter and what
     it bounds with, and nothing of the agent; no ``difflib`` (only a usage error suggests a
     flag), no ``shutil`` (argparse's formatter width is read without it); its one record class
-    is made by ``headwire.records`` (orjson loads ``dataclasses`` for itself)."""
+    is made by ``headwire.records`` (orjson loads ``dataclasses`` for itself); ``ctypes``, for
+    simdjson's UTF-8 validator, only once a byte above 127 comes (this stream is ASCII)."""
     stream = tmp_path / "in.jsonl"
     stream.write_bytes(b'{"type":"system"}\n')
     names, out = _imported(["bound", str(stream)], tmp_path, tmp_path)
@@ -199,6 +201,7 @@ def test_bound_imports_only_the_filter(tmp_path: Path) -> None:
     ours = {n for n in names if n == "headwire" or n.startswith("headwire.")}
     assert ours == BOUND_MODULES, sorted(ours ^ BOUND_MODULES)
     assert not names & {"difflib", "shutil", "asyncio", "threading", "subprocess", *HEAVY}
+    assert "ctypes" not in names
 
 
 def test_a_model_call_over_http_loads_no_httpx(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ from headwire.runtime.config.settings import Settings
 from headwire.runtime.environment import credential_environment
 from headwire.runtime.models.base import Model
 from headwire.runtime.models.generation import GenerationConfig
-from headwire.runtime.models.select import ProviderChoice, select_model
+from headwire.runtime.models.select import ProviderChoice, catalog_entry, select_model
 
 
 def provider_flags(args: argparse.Namespace) -> ProviderChoice:
@@ -35,7 +35,22 @@ def provider_settings(settings: Settings) -> ProviderChoice:
         api_key=settings.api_key,
         parse_text_tool_calls=settings.parse_text_tool_calls,
         thinking_budget=settings.thinking_budget,
+        catalog=settings.catalog,
     )
+
+
+def effective_generation(
+    args: argparse.Namespace,
+    settings: ProviderChoice | None = None,
+    generation: GenerationConfig | None = None,
+) -> GenerationConfig:
+    """The model's request settings: its ``modelProviders`` entry's ``generationConfig``
+    whole when the model is one (Qwen Code's "impermeable" provider layer), else
+    ``generation`` (``model.generationConfig``)."""
+    entry = catalog_entry(provider_flags(args), credential_environment(), settings)
+    if entry is not None:
+        return entry.generation
+    return generation or GenerationConfig()
 
 
 def model_from_flags(
@@ -46,7 +61,8 @@ def model_from_flags(
     """The run's model, its requests shaped by ``generation`` (``model.generationConfig``);
     a configuration problem is a :class:`UsageError` (exit code 2)."""
     env = credential_environment()
-    options = (generation or GenerationConfig()).client_options(env)  # the defaults, env too
+    # the defaults and the environment's timeouts too, when nothing is set
+    options = effective_generation(args, settings, generation).client_options(env)
     try:
         return select_model(
             provider_flags(args),

@@ -36,6 +36,7 @@ from headwire.io.lines import NotRegularFile, open_regular
 from headwire.records import dataclass, field
 from headwire.runtime.config.pricing import ModelPrice
 from headwire.runtime.data import read_data
+from headwire.runtime.models.catalog import Catalog, CatalogError, read_catalog
 from headwire.runtime.models.generation import GenerationConfig, GenerationConfigError
 from headwire.runtime.trust import (
     NARROWING_VALUES,
@@ -399,10 +400,10 @@ class Settings:
     """``model.parseTextToolCalls``."""
     thinking_budget: int | None = None
     """``model.thinkingBudget``."""
-    context_window: int | None = None
-    """``model.generationConfig.contextWindowSize``: the model's window in tokens."""
     generation: GenerationConfig = field(default_factory=GenerationConfig)
     """``model.generationConfig``'s request controls (timeouts, retries, headers, body keys)."""
+    catalog: Catalog = field(default_factory=Catalog)
+    """``modelProviders`` and ``providerProtocol``: the models the user set up one by one."""
     auto_compact_threshold: float | None = None
     """``context.autoCompactThreshold``: the fraction of the window that starts compaction."""
     tool_results_chars_threshold: float | None = None
@@ -511,7 +512,9 @@ def merge_layers(layers: tuple[SettingsLayer, ...]) -> Settings:
             sandbox = found
     try:
         generation = GenerationConfig.from_settings(top)
-    except GenerationConfigError as exc:
+        # the highest layer's catalog is taken whole, as Qwen Code does (no merge)
+        catalog = read_catalog(top("modelProviders"), top("providerProtocol"))
+    except (GenerationConfigError, CatalogError) as exc:
         raise SettingsError(str(exc)) from None
     names = top("context.fileName")
     if isinstance(names, str):
@@ -538,8 +541,8 @@ def merge_layers(layers: tuple[SettingsLayer, ...]) -> Settings:
         api_key=top("security.auth.apiKey"),
         parse_text_tool_calls=top("model.parseTextToolCalls"),
         thinking_budget=top("model.thinkingBudget"),
-        context_window=top("model.generationConfig.contextWindowSize"),
         generation=generation,
+        catalog=catalog,
         auto_compact_threshold=top("context.autoCompactThreshold"),
         tool_results_chars_threshold=top(
             "context.clearContextOnIdle.toolResultsTotalCharsThreshold"
@@ -616,7 +619,7 @@ def dropped_notes(settings: Settings) -> list[str]:
                 "HEADWIRE_TRUST_PROJECT=1"
             )
             notes.append(f"headwire: note: ignoring {dotted} in {layer.source} ({why})")
-    return notes
+    return notes + list(settings.catalog.notes)
 
 
 __all__ = [

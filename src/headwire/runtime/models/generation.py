@@ -128,6 +128,21 @@ def check_body_keys(name: str, values: Mapping[str, Any]) -> None:
         )
 
 
+SETTINGS_KEYS = (
+    "timeout",
+    "streamIdleTimeoutMs",
+    "maxRetries",
+    "retryInitialDelayMs",
+    "retryMaxDelayMs",
+    "customHeaders",
+    "samplingParams",
+    "extra_body",
+    "enableCacheControl",
+    "contextWindowSize",
+)
+"""The keys of a ``generationConfig`` object headwire reads (the settings schema's)."""
+
+
 @dataclass(frozen=True, slots=True)
 class GenerationConfig:
     """The values of ``model.generationConfig`` (``None``/empty: not set)."""
@@ -141,30 +156,40 @@ class GenerationConfig:
     sampling_params: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
     extra_body: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
     enable_cache_control: bool | None = None
+    context_window: int | None = None
+    """``contextWindowSize``: the model's window in tokens (read by the context keeper, not
+    sent)."""
 
     @classmethod
     def from_settings(cls, top: Callable[[str], Any]) -> GenerationConfig:
         """The values under ``model.generationConfig.*`` (``top(key)``: the winning layer's,
         already checked against the settings schema); raises :class:`GenerationConfigError`
         for a body key headwire writes itself."""
+        prefix = "model.generationConfig"
+        values = {key: top(f"{prefix}.{key}") for key in SETTINGS_KEYS}
+        return cls.from_mapping(prefix, {k: v for k, v in values.items() if v is not None})
+
+    @classmethod
+    def from_mapping(cls, where: str, values: Mapping[str, Any]) -> GenerationConfig:
+        """The values of one ``generationConfig`` object (``where`` names it in messages:
+        ``model.generationConfig``, ``modelProviders.openai[0].generationConfig``), already
+        checked against the settings schema; raises :class:`GenerationConfigError` for a
+        header HTTP does not allow or a body key headwire writes itself."""
         config = cls(
-            timeout_ms=top("model.generationConfig.timeout"),
-            stream_idle_timeout_ms=top("model.generationConfig.streamIdleTimeoutMs"),
-            max_retries=top("model.generationConfig.maxRetries"),
-            retry_initial_delay_ms=top("model.generationConfig.retryInitialDelayMs"),
-            retry_max_delay_ms=top("model.generationConfig.retryMaxDelayMs"),
-            custom_headers=MappingProxyType(
-                dict(top("model.generationConfig.customHeaders") or {})
-            ),
-            sampling_params=MappingProxyType(
-                dict(top("model.generationConfig.samplingParams") or {})
-            ),
-            extra_body=MappingProxyType(dict(top("model.generationConfig.extra_body") or {})),
-            enable_cache_control=top("model.generationConfig.enableCacheControl"),
+            timeout_ms=values.get("timeout"),
+            stream_idle_timeout_ms=values.get("streamIdleTimeoutMs"),
+            max_retries=values.get("maxRetries"),
+            retry_initial_delay_ms=values.get("retryInitialDelayMs"),
+            retry_max_delay_ms=values.get("retryMaxDelayMs"),
+            custom_headers=MappingProxyType(dict(values.get("customHeaders") or {})),
+            sampling_params=MappingProxyType(dict(values.get("samplingParams") or {})),
+            extra_body=MappingProxyType(dict(values.get("extra_body") or {})),
+            enable_cache_control=values.get("enableCacheControl"),
+            context_window=values.get("contextWindowSize"),
         )
-        check_headers("model.generationConfig.customHeaders", config.custom_headers)
-        check_body_keys("model.generationConfig.samplingParams", config.sampling_params)
-        check_body_keys("model.generationConfig.extra_body", config.extra_body)
+        check_headers(f"{where}.customHeaders", config.custom_headers)
+        check_body_keys(f"{where}.samplingParams", config.sampling_params)
+        check_body_keys(f"{where}.extra_body", config.extra_body)
         return config
 
     def client_options(self, env: Mapping[str, str]) -> dict[str, Any]:

@@ -10,7 +10,9 @@ provider; else ``openai``.
 For that provider the model, key and base URL are each: the flag (``-m``,
 ``--openai-api-key``, ``--openai-base-url``, which Qwen Code applies to every auth type), else
 the provider's variables, else the settings (``model.name``, ``security.auth.apiKey``,
-``security.auth.baseUrl``), else the default base URL.  Empty values count as unset.
+``security.auth.baseUrl``), else the default base URL.  Empty values count as unset.  When
+the model is an entry's id in the user's ``modelProviders`` (:mod:`.catalog`), that entry's
+``baseUrl`` and the variable its ``envKey`` names come first, as in Qwen Code.
 
 =========  ==================  ===============================  ==========================
 auth type  key                 base URL                         model
@@ -34,6 +36,7 @@ from headwire.errors import ConfigError
 from headwire.io.stdio import warn
 from headwire.records import dataclass, field
 from headwire.runtime.models.base import Model
+from headwire.runtime.models.catalog import RESPONSES, Catalog, CatalogEntry
 
 AUTH_TYPES = ("openai", "anthropic", "gemini")
 
@@ -81,6 +84,8 @@ class ProviderChoice:
     api_key: str | None = None
     parse_text_tool_calls: bool | None = None
     thinking_budget: int | None = None
+    catalog: Catalog | None = None
+    """``modelProviders`` (the settings only)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +100,9 @@ class ProviderConfig:
     parse_text_tool_calls: bool = False
     thinking_budget: int | None = None
     sources: dict[str, str] = field(default_factory=dict)
+    entry: CatalogEntry | None = None
+    """The ``modelProviders`` entry the model was found in, if any: its ``baseUrl``, key and
+    ``generationConfig`` are the model's."""
 
 
 def _given(value: str | None) -> str | None:
@@ -167,9 +175,27 @@ def resolve_provider(
         raise ProviderConfigError(
             f"No model given: pass --model or set {' or '.join(names.models)}"
         )
-    api_key = pick("api_key", flags.api_key, "--openai-api-key", (names.api_key,), settings.api_key)
-    base_vars = (names.base_url,) if names.base_url else ()
-    base_url = pick("base_url", flags.base_url, "--openai-base-url", base_vars, settings.base_url)
+    entry = settings.catalog.find(auth_type, model) if settings.catalog is not None else None
+    if entry is not None and entry.wire_api == RESPONSES:
+        raise ProviderConfigError(
+            f"{entry.where}: {model} is set up for the OpenAI Responses API (wireApi "
+            "responses); headwire speaks Chat Completions: set wireApi to chat-completions "
+            "or leave it out"
+        )
+    api_key = base_url = None
+    if entry is not None and entry.env_key and _given(env.get(entry.env_key)):
+        api_key, sources["api_key"] = _given(env.get(entry.env_key)), entry.env_key
+    if entry is not None and entry.base_url:
+        base_url, sources["base_url"] = _given(entry.base_url), f"{entry.where}.baseUrl"
+    if api_key is None:
+        api_key = pick(
+            "api_key", flags.api_key, "--openai-api-key", (names.api_key,), settings.api_key
+        )
+    if base_url is None:
+        base_vars = (names.base_url,) if names.base_url else ()
+        base_url = pick(
+            "base_url", flags.base_url, "--openai-base-url", base_vars, settings.base_url
+        )
     if base_url is None:
         base_url, sources["base_url"] = names.default_base_url, "default"
     base_url = base_url.rstrip("/")
@@ -196,7 +222,21 @@ def resolve_provider(
         parse_text_tool_calls=bool(parse_text),
         thinking_budget=budget,
         sources=sources,
+        entry=entry,
     )
+
+
+def catalog_entry(
+    flags: ProviderChoice, env: Mapping[str, str], settings: ProviderChoice | None
+) -> CatalogEntry | None:
+    """The ``modelProviders`` entry a run with these values uses, or ``None`` (also when the
+    values select no provider at all: :func:`resolve_provider` then says why)."""
+    if settings is None or not settings.catalog or not settings.catalog.entries:
+        return None
+    try:
+        return resolve_provider(flags, env, settings).entry
+    except ProviderConfigError:
+        return None
 
 
 def make_model(config: ProviderConfig, **client_options: Any) -> Model:
@@ -321,6 +361,8 @@ def missing_key_warning(config: ProviderConfig) -> str | None:
     from headwire.runtime.models.http_base import display_url
 
     variable = PROVIDER_ENV[config.auth_type].api_key
+    if config.entry is not None and config.entry.env_key:
+        variable = f"{config.entry.env_key} ({config.entry.where}.envKey) or {variable}"
     return (
         f"headwire: warning: no API key (set {variable} or pass --openai-api-key); "
         f"requests to {display_url(config.base_url)} are sent without one"

@@ -133,6 +133,8 @@ def test_untrusted_project_loses_the_keys_that_run_code(tmp_path: Path) -> None:
     assert set(user_only_keys()) == {
         "security.auth.apiKey",
         "model.generationConfig.customHeaders",
+        "modelProviders",
+        "providerProtocol",
         "tools.webFetch.allowPrivateNetwork",
         *(f"tools.executionSandbox.{k}" for k in ("backend", "filesystem", "network", "hideHome")),
         *(
@@ -406,6 +408,8 @@ SAMPLE_VALUES: dict[str, Any] = {
     "model.generationConfig.extra_body": {"enable_thinking": True},
     "model.generationConfig.enableCacheControl": False,
     "env": {"K": "v"},
+    "modelProviders": {"openai": [{"id": "m", "baseUrl": "http://127.0.0.1:9/v1"}]},
+    "providerProtocol": {"idealab": "openai"},
     "mcpServers": {"s": {"command": "c"}},
     "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "true"}]}]},
     "disableAllHooks": True,

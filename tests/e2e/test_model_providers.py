@@ -1,0 +1,149 @@
+"""``modelProviders`` end to end: a user's catalog of models, a real run, the requests two local
+fake servers receive.
+
+Each case is run against two fakes: ``env`` (``OPENAI_BASE_URL``, key ``sk-fake-local``) and
+``catalog`` (the entry's ``baseUrl``).  What reached which fake (the model, the API key, the
+entry's custom header, the sampling keys) is compared with what upstream Qwen Code 0.24.4 sent
+with the same settings, committed in ``tests/data/model-providers/upstream-0.24.4.json`` (with
+``HEADWIRE_ORACLE_PKG_DIR`` upstream is run live and must still send what the capture says;
+``HEADWIRE_WRITE_CAPTURE=1`` rewrites it).  Upstream also sends ``max_tokens: 32000`` by
+default, which headwire does not: that key is left out of the comparison.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.helpers import UPSTREAM_ENTRY, side_by_side
+from tests.fakes.fake_openai import FakeOpenAI
+from tests.paths import ROOT
+
+CAPTURE = ROOT / "tests" / "data" / "model-providers" / "upstream-0.24.4.json"
+CATALOG_URL = "CATALOG_URL"
+"""Stands for the catalog fake's base URL in the settings below."""
+
+
+def _entry(**changes: Any) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "id": "prov-model",
+        "envKey": "MY_KEY",
+        "baseUrl": CATALOG_URL,
+        "generationConfig": {
+            "samplingParams": {"temperature": 0.3},
+            "customHeaders": {"X-Test": "prov"},
+        },
+    }
+    entry.update(changes)
+    return {k: v for k, v in entry.items() if v is not None}
+
+
+_OPENAI = {"security": {"auth": {"selectedType": "openai"}}}
+_TOP_LEVEL = {"generationConfig": {"samplingParams": {"temperature": 0.9, "top_p": 0.5}}}
+
+CASES: dict[str, tuple[dict[str, Any], list[str], dict[str, str]]] = {
+    # model.name names an entry: its server, its key, its generationConfig whole (top_p and
+    # the top-level temperature are not sent)
+    "model.name": (
+        {"modelProviders": {"openai": [_entry()]}, "model": {"name": "prov-model", **_TOP_LEVEL}},
+        [],
+        {"MY_KEY": "key-my"},
+    ),
+    # -m names it: the entry's key wins over --openai-api-key, its baseUrl over
+    # --openai-base-url (where nothing listens)
+    "flags": (
+        {"modelProviders": {"openai": [_entry()]}},
+        [
+            *("-m", "prov-model", "--openai-api-key", "key-flag"),
+            *("--openai-base-url", "http://127.0.0.1:9/v1"),
+        ],
+        {"MY_KEY": "key-my"},
+    ),
+    # a model the catalog does not list runs as before, with model.generationConfig
+    "not listed": (
+        {"modelProviders": {"openai": [_entry()]}, "model": {"name": "other", **_TOP_LEVEL}},
+        [],
+        {"MY_KEY": "key-my"},
+    ),
+    # envKey's variable unset: the provider's usual key
+    "envKey unset": (
+        {"modelProviders": {"openai": [_entry()]}, "model": {"name": "prov-model"}},
+        [],
+        {},
+    ),
+    # a provider id of the user's, mapped by providerProtocol
+    "providerProtocol": (
+        {
+            "modelProviders": {"idealab": [_entry()]},
+            "providerProtocol": {"idealab": "openai"},
+            "model": {"name": "prov-model"},
+        },
+        [],
+        {"MY_KEY": "key-my"},
+    ),
+    # the key from the settings' env block
+    "env block": (
+        {
+            "env": {"MY_KEY": "key-envblock"},
+            "modelProviders": {"openai": [_entry()]},
+            "model": {"name": "prov-model"},
+        },
+        [],
+        {},
+    ),
+}
+
+
+def run_case(tmp: Path, which: str, case: str) -> dict[str, Any]:
+    """One run of ``which`` for ``case``: what the first request carried, and where it went."""
+    settings, flags, env_extra = CASES[case]
+    home, proj = tmp / which / "home", tmp / which / "proj"
+    proj.mkdir(parents=True)
+    folder = ".qwen" if which == "upstream" else ".headwire"
+    (home / folder).mkdir(parents=True)
+    with FakeOpenAI([{"text": "done"}] * 4) as env_fake, FakeOpenAI([{"text": "done"}] * 4) as cat:
+        text = json.dumps({**_OPENAI, **settings}).replace(CATALOG_URL, cat.base_url)
+        (home / folder / "settings.json").write_text(text)
+        argv = [*flags, "-o", "json", "-p", "hi"]
+        command, env = side_by_side(
+            which, home, argv, env_fake.base_url, OPENAI_API_KEY="sk-fake-local"
+        )
+        env.update(env_extra)
+        done = subprocess.run(command, cwd=proj, env=env, capture_output=True, timeout=300)
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    (where, fake), *_ = [(n, f) for n, f in (("env", env_fake), ("catalog", cat)) if f.requests]
+    body = fake.requests[0]
+    headers = {k.lower(): v for k, v in fake.request_headers[0].items()}
+    return {
+        "server": where,
+        "model": body["model"],
+        "authorization": headers.get("authorization"),
+        "x-test": headers.get("x-test"),
+        "sampling": {k: body[k] for k in ("temperature", "top_p") if k in body},
+    }
+
+
+def test_a_catalog_entry_is_the_models_whole_configuration(tmp_path: Path) -> None:
+    """Without the oracle: headwire sends what the capture says upstream sent, case by case."""
+    expected = json.loads(CAPTURE.read_text())
+    for case in CASES:
+        assert run_case(tmp_path / case.replace(" ", "-"), "headwire", case) == expected[case], case
+
+
+@pytest.mark.slow  # the Node CLI takes seconds to start
+@pytest.mark.skipif(
+    shutil.which("node") is None or not UPSTREAM_ENTRY.exists(),
+    reason="upstream Qwen Code not installed (HEADWIRE_ORACLE_PKG_DIR)",
+)
+def test_upstream_sends_what_the_capture_says(tmp_path: Path) -> None:
+    got = {case: run_case(tmp_path / case.replace(" ", "-"), "upstream", case) for case in CASES}
+    if os.environ.get("HEADWIRE_WRITE_CAPTURE") == "1":
+        CAPTURE.parent.mkdir(parents=True, exist_ok=True)
+        CAPTURE.write_text(json.dumps(got, indent=1, sort_keys=True) + "\n")
+    assert got == json.loads(CAPTURE.read_text())
