@@ -123,3 +123,35 @@ def test_a_call_written_as_text_is_answered_with_the_flag_that_reads_it(tmp_path
     mark, detail = report(proc.stdout)["tool calls"]
     assert mark == "FAIL" and "--parse-text-tool-calls" in detail
     assert "model.parseTextToolCalls" in detail
+
+
+def test_the_settings_files_choose_as_for_a_run(tmp_path: Path) -> None:
+    """The user settings' model.name, its modelProviders entry (server, key from envKey,
+    custom header) and a --settings value are what the doctor probes, as a run would."""
+    import json
+
+    from tests.fakes.fake_openai import FakeOpenAI
+
+    with FakeOpenAI(GOOD, model="team-model", require_api_key="sk-entry-key") as fake:
+        entry = {
+            "id": "team-model",
+            "envKey": "TEAM_KEY",
+            "baseUrl": fake.base_url,
+            "generationConfig": {"customHeaders": {"X-Team": "t1"}},
+        }
+        user = tmp_path / "home" / ".headwire"
+        user.mkdir(parents=True)
+        (user / "settings.json").write_text(
+            json.dumps({"modelProviders": {"openai": [entry]}, "model": {"name": "team-model"}})
+        )
+        proc = run_cli(
+            ["doctor", "--settings", '{"security": {"auth": {"selectedType": "openai"}}}'],
+            tmp_path,
+            TEAM_KEY="sk-entry-key",
+        )
+        headers = [{k.lower(): v for k, v in h.items()} for h in fake.request_headers]
+    assert proc.returncode == 0, proc.stdout.decode() + proc.stderr
+    header = proc.stdout.decode().splitlines()[0]
+    assert header.endswith("model team-model (key from TEAM_KEY)"), header
+    assert headers and all(h.get("x-team") == "t1" for h in headers)
+    assert "sk-entry-key" not in proc.stdout.decode() + proc.stderr

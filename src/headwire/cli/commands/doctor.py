@@ -1,7 +1,9 @@
 """``headwire doctor``: what a model endpoint supports, one line per check.
 
 Chooses the provider, model, base URL and key exactly as a run would (same flags, same
-variables; see :mod:`headwire.runtime.models.select`), then checks: the server is reachable,
+variables, the same settings files: ``security.auth.*``, ``model.name``, ``env``, the
+``modelProviders`` catalog and the model's ``generationConfig`` headers and body keys; see
+:mod:`headwire.runtime.models.select`), then checks: the server is reachable,
 the model is listed, answers stream, tool calls work, usage is reported.  Each check prints
 ``ok``, ``FAIL`` or ``?`` (could not tell) with what it saw.  The key is never printed.
 """
@@ -10,11 +12,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-from typing import cast
+from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 from headwire.errors import ConfigError, ExitCode
 from headwire.io.stdio import say, warn
 from headwire.runtime.environment import credential_environment
+
+if TYPE_CHECKING:
+    from headwire.runtime.models.generation import GenerationConfig
+    from headwire.runtime.models.select import ProviderChoice
 
 _PROG = "headwire doctor"
 
@@ -64,9 +71,26 @@ def _parser() -> argparse.ArgumentParser:
         "write outside the workspace, read under $HOME, reach 127.0.0.1, from inside it",
     )
     parser.add_argument(
-        "--settings", help="with --sandbox: settings JSON or file, as a run's --settings"
+        "--settings", help="settings JSON or file, as a run's --settings (over the files)"
     )
     return parser
+
+
+def _settings(args: argparse.Namespace) -> tuple[ProviderChoice, GenerationConfig]:
+    """The settings' provider values and ``model.generationConfig``, read as a run reads them
+    (the user file, the project's as far as the folder is trusted, ``--settings``); their
+    notes go to stderr and their ``env`` is applied.  A bad file raises ``ConfigError``."""
+    from headwire.cli.flags.model import provider_settings
+    from headwire.cli.flags.settings import apply_env, is_trusted
+    from headwire.runtime.config.settings import dropped_notes, load_settings
+    from headwire.runtime.store.storage import data_dir
+
+    cwd = Path.cwd()
+    settings = load_settings(data_dir(), cwd, args.settings, trusted=is_trusted(cwd))
+    for note in dropped_notes(settings):
+        warn(note)
+    apply_env(settings.env)
+    return provider_settings(settings), settings.generation
 
 
 def run_doctor(argv: list[str]) -> int:
@@ -88,11 +112,17 @@ def run_doctor(argv: list[str]) -> int:
         parse_text_tool_calls=args.parse_text_tool_calls,
     )
     try:
-        config = resolve_provider(flags, credential_environment())
+        chosen, generation = _settings(args)
+        env = credential_environment()
+        config = resolve_provider(flags, env, chosen)
     except ConfigError as exc:
         warn(f"{_PROG}: {exc}")
         return ExitCode.USAGE
-    model = make_model(config, max_retries=0, timeout_s=args.timeout, diagnostics=lambda _: None)
+    # the model's own headers and body keys, so the probe asks what a run would; no retries,
+    # and each answer waited for --timeout seconds
+    options = (config.entry.generation if config.entry else generation).client_options(env)
+    options.update(max_retries=0, timeout_s=args.timeout, diagnostics=lambda _: None)
+    model = make_model(config, **options)
     where = display_url(config.base_url)
     key = config.sources.get("api_key") if config.api_key else None
     say(
