@@ -147,3 +147,67 @@ def test_upstream_sends_what_the_capture_says(tmp_path: Path) -> None:
         CAPTURE.parent.mkdir(parents=True, exist_ok=True)
         CAPTURE.write_text(json.dumps(got, indent=1, sort_keys=True) + "\n")
     assert got == json.loads(CAPTURE.read_text())
+
+
+def test_set_model_takes_the_named_entrys_server_key_and_settings(tmp_path: Path) -> None:
+    """In a persistent session, ``set_model`` to another catalog model sends the next turn to
+    that entry's server with its key and header; to a Responses API entry it is refused and
+    nothing changes; to a model the catalog does not list, the usual server is used.
+    ``get_available_models`` lists the catalog's models the run can switch to."""
+    from tests.e2e.test_session import Live, control, user
+
+    def entry(model: str, url: str, key: str, header: str, **more: Any) -> dict[str, Any]:
+        generation = {"customHeaders": {"X-Test": header}}
+        return {"id": model, "envKey": key, "baseUrl": url, "generationConfig": generation, **more}
+
+    with (
+        FakeOpenAI([{"text": "from a"}] * 3) as a,
+        FakeOpenAI([{"text": "from b"}]) as b,
+        FakeOpenAI([{"text": "from usual"}]) as usual,
+    ):
+        settings = {
+            **_OPENAI,
+            "env": {"KEY_A": "sk-a", "KEY_B": "sk-b", "OPENAI_BASE_URL": usual.base_url},
+            "model": {"name": "model-a"},
+            "modelProviders": {
+                "openai": [
+                    entry("model-a", a.base_url, "KEY_A", "a"),
+                    entry("model-b", b.base_url, "KEY_B", "b", name="B"),
+                    entry("model-r", a.base_url, "KEY_A", "r", wireApi="responses"),
+                ]
+            },
+        }
+        (tmp_path / "home" / ".headwire").mkdir(parents=True)
+        (tmp_path / "home" / ".headwire" / "settings.json").write_text(json.dumps(settings))
+        live = Live([], tmp_path)
+        live.send(control("i", "initialize"), control("m", "get_available_models"))
+        listed = live.until("control_response")[-1]
+        if listed["response"]["request_id"] == "i":
+            listed = live.until("control_response")[-1]
+        models = listed["response"]["response"]["models"]
+        assert models == [{"id": "model-a", "name": "model-a"}, {"id": "model-b", "name": "B"}]
+        live.send(user("one"))
+        assert live.until("result")[-1]["result"] == "from a"
+        live.send(control("1", "set_model", model="model-b"), user("two"))
+        assert live.until("result")[-1]["result"] == "from b"
+        live.send(control("2", "set_model", model="model-r"))
+        refused = live.until("control_response")[-1]["response"]
+        assert refused["subtype"] == "error" and "wireApi" in refused["error"]
+        live.send(control("3", "set_model", model="plain"), user("three"))
+        assert live.until("result")[-1]["result"] == "from usual"
+        code, _ = live.finish()
+        sent = [
+            (fake_name, body["model"], headers.get("authorization"), headers.get("x-test"))
+            for fake_name, fake in (("a", a), ("b", b), ("usual", usual))
+            for body, headers in zip(
+                fake.requests,
+                ({k.lower(): v for k, v in h.items()} for h in fake.request_headers),
+                strict=True,
+            )
+        ]
+    assert code == 0, live.stderr.decode()[-2000:]
+    assert sent == [
+        ("a", "model-a", "Bearer sk-a", "a"),
+        ("b", "model-b", "Bearer sk-b", "b"),
+        ("usual", "plain", None, None),
+    ]

@@ -111,7 +111,50 @@ def build_model(args: argparse.Namespace, settings: Settings | None = None) -> M
     """The model the flags ask for: scripted (offline) or a provider's server
     (:func:`headwire.cli.flags.model.model_from_flags`, the settings' ``security.auth.*`` and
     ``model.*`` under the flags and the environment), wrapped with its ``--fallback-model``
-    list when there is one."""
+    list when there is one.  With a ``modelProviders`` catalog it is a
+    :class:`~headwire.runtime.models.routed.RoutedModel`: renamed (``set_model``,
+    ``/model``) to a model of another route, it takes that route's server, key and settings."""
+    model = _provider_model(args, settings)
+    if settings is None or not settings.catalog.entries or model.name.startswith("scripted"):
+        return model
+    if getattr(args, "script", None) is not None:
+        return model
+    from headwire.cli.flags.model import provider_flags, provider_settings
+    from headwire.runtime.environment import credential_environment
+    from headwire.runtime.models.catalog import CatalogEntry
+    from headwire.runtime.models.routed import RoutedModel
+    from headwire.runtime.models.select import ProviderConfigError, resolve_provider
+
+    choice = provider_settings(settings)
+
+    def named(name: str) -> argparse.Namespace:
+        return argparse.Namespace(**{**vars(args), "model": name})
+
+    def route(name: str) -> object:
+        """The catalog entry ``name`` runs on (``None``: none); a name that cannot run gets
+        a route of its own, so that renaming to it builds, and so refuses, it."""
+        try:
+            flags = provider_flags(named(name))
+            return resolve_provider(flags, credential_environment(), choice).entry
+        except ProviderConfigError as exc:
+            return str(exc)
+
+    listed: dict[str, tuple[str, str]] = {}  # the first entry of each id, in order
+    for entry in settings.catalog.entries:
+        if isinstance(route(entry.id), CatalogEntry):  # of the run's provider, usable
+            listed.setdefault(entry.id, (entry.id, entry.label or entry.id))
+    choices = tuple(listed.values())
+    return RoutedModel(
+        model,
+        route,
+        lambda name: _provider_model(named(name), settings),
+        lambda name: model_window(named(name), settings),
+        choices,
+    )
+
+
+def _provider_model(args: argparse.Namespace, settings: Settings | None) -> Model:
+    """:func:`build_model` without the catalog's rerouting."""
     from headwire.cli.flags.model import model_from_flags, provider_settings
 
     choice = provider_settings(settings) if settings is not None else None

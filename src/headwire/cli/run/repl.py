@@ -44,7 +44,7 @@ from headwire.cli.run.slash import (
     recent_sessions,
     resolve_session,
 )
-from headwire.errors import ExitCode, HeadwireError, UsageError
+from headwire.errors import ConfigError, ExitCode, HeadwireError, UsageError
 from headwire.io.stdio import prompt_output, warn
 from headwire.printable import printable
 from headwire.progress import short_args
@@ -251,7 +251,11 @@ class Repl:
             warn(format_sessions(sessions, agent.config.session_id))
         elif command.name == "model":
             if arg:
-                agent.model.name = arg
+                try:
+                    agent.model.name = arg  # a model of another catalog route: its own client
+                except ConfigError as exc:
+                    warn(f"model: {exc}")
+                    return
                 agent.config.model_name = arg
             warn(f"model: {agent.model.name}")
         elif command.name == "approval-mode":

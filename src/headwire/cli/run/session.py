@@ -38,7 +38,7 @@ from typing import Any, cast
 from headwire.cli.build import Runtime, build_runtime, plan_session
 from headwire.cli.flags.agent import CLAUDE_MODES
 from headwire.cli.run.result_guard import ResultGuard
-from headwire.errors import ExitCode, ProtocolError, UsageError
+from headwire.errors import ConfigError, ExitCode, ProtocolError, UsageError
 from headwire.events import Event, RecordingDegraded
 from headwire.headless import HeadlessEmitter
 from headwire.io.lines import ReadError, fd_lines, stdin_fd
@@ -311,7 +311,11 @@ class Session:
             response = self.control.initialize_response()
         elif subtype == "set_model":
             model = str(request["model"])
-            agent.model.name = model
+            try:
+                agent.model.name = model  # a model of another catalog route: its own client
+            except ConfigError as exc:
+                self.perform([self.control.refuse(request_id, str(exc))])
+                return
             config.model_name = model
             response = {"subtype": "set_model", "model": model}
         elif subtype == "set_permission_mode":
@@ -344,7 +348,11 @@ class Session:
             return
         elif subtype == "get_available_models":
             name = agent.model.name
-            response = {"subtype": subtype, "models": [{"id": name, "name": name}]}
+            models = [{"id": name, "name": name}]
+            for model_id, label in getattr(agent.model, "choices", ()):  # the user's catalog
+                if model_id != name:
+                    models.append({"id": model_id, "name": label})
+            response = {"subtype": subtype, "models": models}
         else:  # get_usage_info
             response = {"subtype": subtype, "usage": dict(self.usage_totals)}
         self.perform([self.control.answer(request_id, response)])

@@ -108,8 +108,11 @@ class ContextKeeper:
         return self._window_and_source()[1]
 
     def _window_and_source(self) -> tuple[int | None, str | None]:
-        if self.settings.window:
-            return self.settings.window, "settings"
+        # a model rerouted by its name (runtime.models.routed) knows the window its current
+        # route's settings give; any other model has the one of the start
+        configured = getattr(self.model, "configured_window", self.settings.window)
+        if configured:
+            return configured, "settings"
         name = self.model.name
         table = self._table(name)
         if table:

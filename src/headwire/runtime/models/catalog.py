@@ -67,6 +67,8 @@ class CatalogEntry:
     """The model name sent to the server, and what ``--model`` / ``model.name`` match."""
     where: str
     """``modelProviders.<provider>[<index>]``, for messages."""
+    label: str | None = None
+    """The entry's ``name``: a display name for pickers (``get_available_models``)."""
     env_key: str | None = None
     base_url: str | None = None
     wire_api: str | None = None
@@ -149,6 +151,7 @@ def read_catalog(
                     protocol=protocol,
                     id=raw["id"],
                     where=where,
+                    label=raw.get("name"),
                     env_key=raw.get("envKey"),
                     base_url=base_url,
                     wire_api=RESPONSES if (wire_api or bucket_api) == RESPONSES else None,
