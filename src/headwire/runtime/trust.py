@@ -261,6 +261,12 @@ PROJECT_TABLE: tuple[ProjectEntry, ...] = (
         "what every model request asks for (max_tokens, n): spends on output",
     ),
     ProjectEntry(
+        "model.generationConfig.reasoning",
+        "setting",
+        "trusted",
+        "how hard every model call thinks: a higher effort spends on thinking tokens",
+    ),
+    ProjectEntry(
         "model.generationConfig.enableCacheControl",
         "setting",
         "trusted",

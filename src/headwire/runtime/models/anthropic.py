@@ -54,6 +54,7 @@ from headwire.runtime.models.http_base import (
     error_field_text,
     int_field,
 )
+from headwire.runtime.models.reasoning import ANTHROPIC_EFFORT_BETA, Reasoning, anthropic_options
 from headwire.runtime.models.sse import sse_events
 from headwire.wire import dumps, loads
 
@@ -113,6 +114,7 @@ class AnthropicModel(StreamingHttpModel):
         stream_idle_timeout_s: float | None = None,
         max_retry_delay_s: float | None = None,
         sampling_params: Mapping[str, Any] | None = None,
+        reasoning: Reasoning = None,
     ) -> None:
         base = base_url.rstrip("/")
         base = base.removesuffix("/v1")
@@ -136,7 +138,13 @@ class AnthropicModel(StreamingHttpModel):
         self.max_tokens = (
             configured if type(configured) is int and configured > 0 else max_tokens  # not a bool
         )
+        budget, effort, off = anthropic_options(reasoning)
+        self.effort = effort
+        """``output_config.effort`` from ``generationConfig.reasoning.effort``, or ``None``."""
+        if thinking_budget is None:  # --max-thinking-tokens and model.thinkingBudget win
+            thinking_budget = None if off else budget
         self.thinking_budget = thinking_budget if thinking_budget and thinking_budget > 0 else None
+        """Extended thinking's budget (``None``: off)."""
         self.prompt_caching = prompt_caching
         host = (urlsplit(self.base_url).hostname or "").lower()
         self._native = host == "api.anthropic.com" or host.endswith(".anthropic.com")
@@ -178,7 +186,10 @@ class AnthropicModel(StreamingHttpModel):
             budget = max(1024, self.thinking_budget)
             body["thinking"] = {"type": "enabled", "budget_tokens": budget}
             body["max_tokens"] = max(self.max_tokens, budget + 1024)
-            headers["anthropic-beta"] = "interleaved-thinking-2025-05-14"
+            _add_beta(headers, "interleaved-thinking-2025-05-14")
+        if self.effort is not None:
+            body["output_config"] = {"effort": self.effort}
+            _add_beta(headers, ANTHROPIC_EFFORT_BETA)
         return Prepared(f"{self.base_url}/v1/messages", dumps(body), headers, bool(tools))
 
     def _headers(self) -> dict[str, str]:
@@ -389,3 +400,12 @@ def _usage(raw: dict[str, int]) -> Usage:
         total_tokens=prompt + output,
         cache_write_tokens=written,
     )
+
+
+def _add_beta(headers: dict[str, str], flag: str) -> None:
+    """Add ``flag`` to the request's ``anthropic-beta`` list (a ``customHeaders`` value kept)."""
+    key = next((k for k in headers if k.lower() == "anthropic-beta"), "anthropic-beta")
+    flags = [f.strip() for f in headers.get(key, "").split(",") if f.strip()]
+    if flag not in flags:
+        flags.append(flag)
+    headers[key] = ",".join(flags)

@@ -55,6 +55,7 @@ from headwire.runtime.models.http_base import (
     error_field_text,
     int_field,
 )
+from headwire.runtime.models.reasoning import Reasoning, gemini_thinking
 from headwire.runtime.models.sse import sse_events
 from headwire.wire import dumps, loads
 
@@ -104,6 +105,7 @@ class GeminiModel(StreamingHttpModel):
         stream_idle_timeout_s: float | None = None,
         max_retry_delay_s: float | None = None,
         sampling_params: Mapping[str, Any] | None = None,
+        reasoning: Reasoning = None,
     ) -> None:
         super().__init__(
             base_url,
@@ -119,6 +121,9 @@ class GeminiModel(StreamingHttpModel):
             max_retry_delay_s=max_retry_delay_s,
         )
         self.thinking_budget = thinking_budget
+        self.reasoning_thinking = gemini_thinking(reasoning)
+        """``thinkingConfig`` from ``generationConfig.reasoning`` (``None``: not set); a
+        ``thinking_budget`` given wins."""
         sampling = dict(sampling_params or {})
         self.sampling = {
             gemini: sampling[key]
@@ -174,11 +179,15 @@ class GeminiModel(StreamingHttpModel):
         if tools:
             body["tools"] = tools
         generation: dict[str, Any] = dict(self.sampling)
-        if self.thinking_budget is not None or _THINKING_MODEL.search(model):
+        if self.thinking_budget is not None or (
+            self.reasoning_thinking is None and _THINKING_MODEL.search(model)
+        ):
             thinking: dict[str, Any] = {"includeThoughts": True}
             if self.thinking_budget is not None:
                 thinking["thinkingBudget"] = self.thinking_budget
             generation["thinkingConfig"] = thinking
+        elif self.reasoning_thinking is not None:
+            generation["thinkingConfig"] = dict(self.reasoning_thinking)
         if generation:
             body["generationConfig"] = generation
         url = f"{self._api_root}/models/{quote(model, safe='')}:streamGenerateContent?alt=sse"

@@ -139,8 +139,16 @@ SETTINGS_KEYS = (
     "extra_body",
     "enableCacheControl",
     "contextWindowSize",
+    "reasoning",
 )
 """The keys of a ``generationConfig`` object headwire reads (the settings schema's)."""
+
+
+def _reasoning(value: Any) -> Mapping[str, Any] | bool | None:
+    """``reasoning`` as kept: ``False``, a frozen object, or ``None``."""
+    if value is False:
+        return False
+    return MappingProxyType(dict(value)) if isinstance(value, Mapping) else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,6 +167,9 @@ class GenerationConfig:
     context_window: int | None = None
     """``contextWindowSize``: the model's window in tokens (read by the context keeper, not
     sent)."""
+    reasoning: Mapping[str, Any] | bool | None = None
+    """``reasoning``: ``False`` (thinking off) or an object (``effort``, ``budget_tokens``),
+    sent in each provider's form (:mod:`headwire.runtime.models.reasoning`)."""
 
     @classmethod
     def from_settings(cls, top: Callable[[str], Any]) -> GenerationConfig:
@@ -186,6 +197,7 @@ class GenerationConfig:
             extra_body=MappingProxyType(dict(values.get("extra_body") or {})),
             enable_cache_control=values.get("enableCacheControl"),
             context_window=values.get("contextWindowSize"),
+            reasoning=_reasoning(values.get("reasoning")),
         )
         check_headers(f"{where}.customHeaders", config.custom_headers)
         check_body_keys(f"{where}.samplingParams", config.sampling_params)
@@ -222,4 +234,6 @@ class GenerationConfig:
             options["extra_body"] = dict(self.extra_body)
         if self.enable_cache_control is not None:
             options["prompt_caching"] = self.enable_cache_control
+        if self.reasoning is not None:
+            options["reasoning"] = self.reasoning
         return options

@@ -70,6 +70,7 @@ from headwire.runtime.models.openai_calls import (
     chat_usage,
     merge_call,
 )
+from headwire.runtime.models.reasoning import Reasoning, openai_keys
 from headwire.runtime.models.sse import sse_events
 from headwire.runtime.models.text_tools import (
     extract_text_tool_calls,
@@ -157,6 +158,7 @@ class OpenAIModel(StreamingHttpModel):
         max_retry_delay_s: float | None = None,
         sampling_params: Mapping[str, Any] | None = None,
         extra_body: Mapping[str, Any] | None = None,
+        reasoning: Reasoning = None,
     ) -> None:
         super().__init__(
             base_url,
@@ -178,6 +180,8 @@ class OpenAIModel(StreamingHttpModel):
         """Body keys from ``model.generationConfig.extra_body``, sent after the sampling ones."""
         check_body_keys("sampling_params", self.sampling_params)
         check_body_keys("extra_body", self.extra_body)
+        self.reasoning = reasoning
+        """``generationConfig.reasoning``, sent in this server's form (``openai_keys``)."""
         self._include_usage = True
         self._url = f"{self.base_url}/chat/completions"
 
@@ -232,6 +236,9 @@ class OpenAIModel(StreamingHttpModel):
             body["stream_options"] = {"include_usage": True}
         if request.tools:
             body["tools"] = request.tools
+        thinking = openai_keys(self.reasoning, body["model"], self.base_url, self.sampling_params)
+        for key, value in thinking.items():
+            body.setdefault(key, value)  # a sampling key of the same name wins
         body.update(self.extra_body)  # neither holds a key written above (check_body_keys)
         tools = {
             str(t["function"]["name"]): t["function"].get("parameters") or {}

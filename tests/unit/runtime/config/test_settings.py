@@ -407,6 +407,7 @@ SAMPLE_VALUES: dict[str, Any] = {
     "model.generationConfig.samplingParams": {"temperature": 0.2},
     "model.generationConfig.extra_body": {"enable_thinking": True},
     "model.generationConfig.enableCacheControl": False,
+    "model.generationConfig.reasoning": {"effort": "high"},
     "env": {"K": "v"},
     "modelProviders": {"openai": [{"id": "m", "baseUrl": "http://127.0.0.1:9/v1"}]},
     "providerProtocol": {"idealab": "openai"},
