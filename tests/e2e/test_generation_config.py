@@ -43,6 +43,7 @@ def run(
     generation: dict[str, Any],
     script: list[dict[str, Any]],
     project: dict[str, Any] | None = None,
+    flags: list[str] = FLAGS,
     **env: str,
 ) -> tuple[subprocess.CompletedProcess[bytes], FakeOpenAI]:
     """One run of ``which`` with ``generation`` as the user's ``model.generationConfig``
@@ -57,7 +58,7 @@ def run(
         (proj / folder).mkdir()
         (proj / folder / "settings.json").write_text(json.dumps(project))
     with FakeOpenAI(script) as fake:
-        command, full_env = side_by_side(which, home, FLAGS, fake.base_url, **env)
+        command, full_env = side_by_side(which, home, flags, fake.base_url, **env)
         done = subprocess.run(command, cwd=proj, env=full_env, capture_output=True, timeout=300)
     return done, fake
 
@@ -165,3 +166,51 @@ def test_a_body_key_headwire_writes_is_refused_at_start(tmp_path: Path) -> None:
     assert b"model.generationConfig.extra_body: stream is written by headwire itself" in (
         done.stderr
     )
+
+
+TOOL_FORMS = ROOT / "tests" / "data" / "generation" / "tool-result-forms-upstream-0.24.4.json"
+"""How upstream put a shell tool's text result in its next request, per
+``toolResultContentFormat`` (unset, ``string``, ``parts``): ``string`` or ``parts``."""
+
+
+def _tool_form(fake: FakeOpenAI) -> str:
+    (tool,) = [m for m in fake.requests[1]["messages"] if m.get("role") == "tool"]
+    content = tool["content"]
+    if isinstance(content, str):
+        return "string"
+    assert [part["type"] for part in content] == ["text"], content
+    return "parts"
+
+
+def _tool_forms(tmp: Path, which: str) -> dict[str, str]:
+    script = [{"tool": "run_shell_command", "args": {"command": "echo hi"}}, {"text": "done"}]
+    forms = {}
+    for name, generation in (
+        ("unset", {}),
+        ("string", {"toolResultContentFormat": "string"}),
+        ("parts", {"toolResultContentFormat": "parts"}),
+    ):
+        replies = [*script, {"text": "x"}]
+        done, fake = run(tmp / name, which, generation, replies, flags=["--yolo", *FLAGS])
+        assert done.returncode == 0, done.stderr.decode()[-2000:]
+        forms[name] = _tool_form(fake)
+    return forms
+
+
+def test_tool_results_take_the_form_asked_for(tmp_path: Path) -> None:
+    """``toolResultContentFormat`` ``parts`` and ``string`` send what upstream sends; unset,
+    headwire sends the plain string (upstream: parts), which every server reads."""
+    upstream = json.loads(TOOL_FORMS.read_text())
+    assert _tool_forms(tmp_path, "headwire") == {**upstream, "unset": "string"}
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    shutil.which("node") is None or not UPSTREAM_ENTRY.exists(),
+    reason="upstream Qwen Code not installed (HEADWIRE_ORACLE_PKG_DIR)",
+)
+def test_upstream_tool_result_forms_are_what_the_capture_says(tmp_path: Path) -> None:
+    forms = _tool_forms(tmp_path, "upstream")
+    if os.environ.get("HEADWIRE_WRITE_CAPTURE") == "1":
+        TOOL_FORMS.write_text(json.dumps(forms, indent=1, sort_keys=True) + "\n")
+    assert forms == json.loads(TOOL_FORMS.read_text())

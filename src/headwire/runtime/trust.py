@@ -261,6 +261,30 @@ PROJECT_TABLE: tuple[ProjectEntry, ...] = (
         "what every model request asks for (max_tokens, n): spends on output",
     ),
     ProjectEntry(
+        "model.generationConfig.toolResultContentFormat",
+        "setting",
+        "any",
+        "only the form of tool results in the request; no access, no spending",
+    ),
+    ProjectEntry(
+        "model.generationConfig.modalities",
+        "setting",
+        "any",
+        "read and not used: no media reaches a model",
+    ),
+    ProjectEntry(
+        "model.generationConfig.splitToolMedia",
+        "setting",
+        "any",
+        "read and not used: tools return text only",
+    ),
+    ProjectEntry(
+        "model.generationConfig.enableRequestMetadata",
+        "setting",
+        "any",
+        "read and not used: no tracing object is sent",
+    ),
+    ProjectEntry(
         "model.generationConfig.reasoning",
         "setting",
         "trusted",

@@ -140,8 +140,14 @@ SETTINGS_KEYS = (
     "enableCacheControl",
     "contextWindowSize",
     "reasoning",
+    "toolResultContentFormat",
+    *("modalities", "splitToolMedia", "enableRequestMetadata"),
 )
 """The keys of a ``generationConfig`` object headwire reads (the settings schema's)."""
+
+INERT_KEYS = ("modalities", "splitToolMedia", "enableRequestMetadata")
+"""Qwen Code keys read and kept, with nothing to do in headwire: no media reaches a model (its
+prompts and tool results are text), and no DashScope tracing object is sent."""
 
 
 def _reasoning(value: Any) -> Mapping[str, Any] | bool | None:
@@ -170,6 +176,10 @@ class GenerationConfig:
     reasoning: Mapping[str, Any] | bool | None = None
     """``reasoning``: ``False`` (thinking off) or an object (``effort``, ``budget_tokens``),
     sent in each provider's form (:mod:`headwire.runtime.models.reasoning`)."""
+    tool_result_format: str | None = None
+    """``toolResultContentFormat``: ``parts`` or ``string`` (OpenAI's tool messages)."""
+    inert: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
+    """The :data:`INERT_KEYS` set, as read."""
 
     @classmethod
     def from_settings(cls, top: Callable[[str], Any]) -> GenerationConfig:
@@ -198,6 +208,8 @@ class GenerationConfig:
             enable_cache_control=values.get("enableCacheControl"),
             context_window=values.get("contextWindowSize"),
             reasoning=_reasoning(values.get("reasoning")),
+            tool_result_format=values.get("toolResultContentFormat"),
+            inert=MappingProxyType({k: values[k] for k in INERT_KEYS if k in values}),
         )
         check_headers(f"{where}.customHeaders", config.custom_headers)
         check_body_keys(f"{where}.samplingParams", config.sampling_params)
@@ -236,4 +248,6 @@ class GenerationConfig:
             options["prompt_caching"] = self.enable_cache_control
         if self.reasoning is not None:
             options["reasoning"] = self.reasoning
+        if self.tool_result_format is not None:
+            options["tool_result_format"] = self.tool_result_format
         return options

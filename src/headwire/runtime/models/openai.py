@@ -159,6 +159,7 @@ class OpenAIModel(StreamingHttpModel):
         sampling_params: Mapping[str, Any] | None = None,
         extra_body: Mapping[str, Any] | None = None,
         reasoning: Reasoning = None,
+        tool_result_format: str | None = None,
     ) -> None:
         super().__init__(
             base_url,
@@ -182,6 +183,8 @@ class OpenAIModel(StreamingHttpModel):
         check_body_keys("extra_body", self.extra_body)
         self.reasoning = reasoning
         """``generationConfig.reasoning``, sent in this server's form (``openai_keys``)."""
+        self.tool_parts = tool_result_format == "parts"
+        """``toolResultContentFormat: "parts"``: a tool message's text as one text part."""
         self._include_usage = True
         self._url = f"{self.base_url}/chat/completions"
 
@@ -226,9 +229,12 @@ class OpenAIModel(StreamingHttpModel):
     # -- request ---------------------------------------------------------------------------
 
     def _prepare(self, request: ModelRequest) -> Prepared:
+        messages = request.messages
+        if self.tool_parts:
+            messages = [_as_parts(m) if m.get("role") == "tool" else m for m in messages]
         body: dict[str, Any] = {
             "model": request.model or self.name,
-            "messages": request.messages,
+            "messages": messages,
             **self.sampling_params,
             "stream": True,
         }
@@ -440,3 +446,11 @@ class _OpenAIPrepared(Prepared):
     """A prepared request plus the offered tools' schemas (for text tool calls)."""
 
     tools: dict[str, Any] = field(default_factory=dict)
+
+
+def _as_parts(message: dict[str, Any]) -> dict[str, Any]:
+    """A tool message whose text content is one ``{"type": "text"}`` part."""
+    content = message.get("content")
+    if not isinstance(content, str):
+        return message
+    return {**message, "content": [{"type": "text", "text": content}]}

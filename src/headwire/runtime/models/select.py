@@ -248,6 +248,8 @@ def make_model(config: ProviderConfig, **client_options: Any) -> Model:
     """
     if config.auth_type != "anthropic":
         client_options.pop("prompt_caching", None)  # only Anthropic's requests carry marks
+    if config.auth_type != "openai":
+        client_options.pop("tool_result_format", None)  # Anthropic and Gemini: their own form
     if config.auth_type != "openai" and client_options.pop("extra_body", None):
         note = (
             f"headwire: note: model.generationConfig.extra_body is sent to OpenAI-compatible "
