@@ -5,11 +5,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from tests.environment import fixed
 from tests.wire_schema import check_run
@@ -49,6 +52,22 @@ def env_for(home: Path, **extra: str) -> dict[str, str]:
 
 UPSTREAM_ENTRY = Path(os.environ.get("HEADWIRE_ORACLE_PKG_DIR", "/nonexistent")) / "cli-entry.js"
 """Upstream Qwen Code 0.24.4's CLI, where the oracle is installed."""
+
+needs_upstream = pytest.mark.skipif(
+    shutil.which("node") is None or not UPSTREAM_ENTRY.exists(),
+    reason="upstream Qwen Code not installed (HEADWIRE_ORACLE_PKG_DIR)",
+)
+"""Skips a test of upstream's live behaviour where the oracle is not installed (the committed
+capture it checks still covers the same ground for headwire)."""
+
+
+def check_capture(path: Path, got: Any) -> None:
+    """Assert that ``got`` (what upstream did in a live run) is what the capture at ``path``
+    holds; ``HEADWIRE_WRITE_CAPTURE=1`` rewrites the capture from ``got`` first."""
+    if os.environ.get("HEADWIRE_WRITE_CAPTURE") == "1":
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(got, indent=1, sort_keys=True) + "\n")
+    assert got == json.loads(path.read_text())
 
 
 def side_by_side(

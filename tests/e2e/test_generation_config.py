@@ -13,8 +13,6 @@ for 5xx), headwire in one, ``maxRetries`` times.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -22,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.helpers import UPSTREAM_ENTRY, side_by_side
+from tests.e2e.helpers import check_capture, needs_upstream, side_by_side
 from tests.fakes.fake_openai import FakeOpenAI
 from tests.paths import ROOT
 
@@ -84,17 +82,11 @@ def test_the_settings_shape_every_request_as_upstreams_do(tmp_path: Path) -> Non
 
 
 @pytest.mark.slow  # the Node CLI takes seconds to start
-@pytest.mark.skipif(
-    shutil.which("node") is None or not UPSTREAM_ENTRY.exists(),
-    reason="upstream Qwen Code not installed (HEADWIRE_ORACLE_PKG_DIR)",
-)
+@needs_upstream
 def test_upstream_sends_what_the_capture_says(tmp_path: Path) -> None:
     done, fake = run(tmp_path, "upstream", GENERATION, [{"text": "done"}])
     assert done.returncode == 0, done.stderr.decode()[-2000:]
-    if os.environ.get("HEADWIRE_WRITE_CAPTURE") == "1":
-        CAPTURE.parent.mkdir(parents=True, exist_ok=True)
-        CAPTURE.write_text(json.dumps(sent(fake), indent=1, sort_keys=True) + "\n")
-    assert sent(fake) == json.loads(CAPTURE.read_text())
+    check_capture(CAPTURE, sent(fake))
 
 
 def test_max_retries_and_the_retry_delay_are_kept(tmp_path: Path) -> None:
@@ -205,12 +197,6 @@ def test_tool_results_take_the_form_asked_for(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(
-    shutil.which("node") is None or not UPSTREAM_ENTRY.exists(),
-    reason="upstream Qwen Code not installed (HEADWIRE_ORACLE_PKG_DIR)",
-)
+@needs_upstream
 def test_upstream_tool_result_forms_are_what_the_capture_says(tmp_path: Path) -> None:
-    forms = _tool_forms(tmp_path, "upstream")
-    if os.environ.get("HEADWIRE_WRITE_CAPTURE") == "1":
-        TOOL_FORMS.write_text(json.dumps(forms, indent=1, sort_keys=True) + "\n")
-    assert forms == json.loads(TOOL_FORMS.read_text())
+    check_capture(TOOL_FORMS, _tool_forms(tmp_path, "upstream"))

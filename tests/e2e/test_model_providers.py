@@ -13,15 +13,13 @@ default, which headwire does not: that key is left out of the comparison.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.e2e.helpers import UPSTREAM_ENTRY, side_by_side
+from tests.e2e.helpers import check_capture, needs_upstream, side_by_side
 from tests.fakes.fake_openai import FakeOpenAI
 from tests.paths import ROOT
 
@@ -137,16 +135,10 @@ def test_a_catalog_entry_is_the_models_whole_configuration(tmp_path: Path) -> No
 
 
 @pytest.mark.slow  # the Node CLI takes seconds to start
-@pytest.mark.skipif(
-    shutil.which("node") is None or not UPSTREAM_ENTRY.exists(),
-    reason="upstream Qwen Code not installed (HEADWIRE_ORACLE_PKG_DIR)",
-)
+@needs_upstream
 def test_upstream_sends_what_the_capture_says(tmp_path: Path) -> None:
     got = {case: run_case(tmp_path / case.replace(" ", "-"), "upstream", case) for case in CASES}
-    if os.environ.get("HEADWIRE_WRITE_CAPTURE") == "1":
-        CAPTURE.parent.mkdir(parents=True, exist_ok=True)
-        CAPTURE.write_text(json.dumps(got, indent=1, sort_keys=True) + "\n")
-    assert got == json.loads(CAPTURE.read_text())
+    check_capture(CAPTURE, got)
 
 
 def test_set_model_takes_the_named_entrys_server_key_and_settings(tmp_path: Path) -> None:

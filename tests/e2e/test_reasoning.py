@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -24,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.helpers import UPSTREAM_ENTRY, env_for
+from tests.e2e.helpers import UPSTREAM_ENTRY, check_capture, env_for, needs_upstream
 from tests.e2e.providers import PROVIDERS
 from tests.paths import ROOT
 
@@ -92,13 +91,7 @@ def test_each_provider_gets_the_thinking_keys_upstream_sends(tmp_path: Path) -> 
 
 
 @pytest.mark.slow  # the Node CLI takes seconds to start
-@pytest.mark.skipif(
-    shutil.which("node") is None or not UPSTREAM_ENTRY.exists(),
-    reason="upstream Qwen Code not installed (HEADWIRE_ORACLE_PKG_DIR)",
-)
+@needs_upstream
 def test_upstream_sends_what_the_capture_says(tmp_path: Path) -> None:
     got = {case: run_case(tmp_path / case.replace(" ", "-"), "upstream", case) for case in CASES}
-    if os.environ.get("HEADWIRE_WRITE_CAPTURE") == "1":
-        CAPTURE.parent.mkdir(parents=True, exist_ok=True)
-        CAPTURE.write_text(json.dumps(got, indent=1, sort_keys=True) + "\n")
-    assert got == json.loads(CAPTURE.read_text())
+    check_capture(CAPTURE, got)
