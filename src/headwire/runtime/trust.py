@@ -285,6 +285,12 @@ PROJECT_TABLE: tuple[ProjectEntry, ...] = (
         "read and not used: no tracing object is sent",
     ),
     ProjectEntry(
+        "model.generationConfig.schemaCompliance",
+        "setting",
+        "any",
+        "read, with its one value: Gemini's tool schemas go as JSON Schema",
+    ),
+    ProjectEntry(
         "model.generationConfig.reasoning",
         "setting",
         "trusted",

@@ -141,13 +141,14 @@ SETTINGS_KEYS = (
     "contextWindowSize",
     "reasoning",
     "toolResultContentFormat",
-    *("modalities", "splitToolMedia", "enableRequestMetadata"),
+    *("modalities", "splitToolMedia", "enableRequestMetadata", "schemaCompliance"),
 )
 """The keys of a ``generationConfig`` object headwire reads (the settings schema's)."""
 
-INERT_KEYS = ("modalities", "splitToolMedia", "enableRequestMetadata")
+INERT_KEYS = ("modalities", "splitToolMedia", "enableRequestMetadata", "schemaCompliance")
 """Qwen Code keys read and kept, with nothing to do in headwire: no media reaches a model (its
-prompts and tool results are text), and no DashScope tracing object is sent."""
+prompts and tool results are text), no DashScope tracing object is sent, and Gemini's tool
+schemas go as JSON Schema (``schemaCompliance: "auto"``, the one value taken)."""
 
 
 def _reasoning(value: Any) -> Mapping[str, Any] | bool | None:

@@ -412,6 +412,7 @@ SAMPLE_VALUES: dict[str, Any] = {
     "model.generationConfig.modalities": {"image": True},
     "model.generationConfig.splitToolMedia": False,
     "model.generationConfig.enableRequestMetadata": True,
+    "model.generationConfig.schemaCompliance": "auto",
     "env": {"K": "v"},
     "modelProviders": {"openai": [{"id": "m", "baseUrl": "http://127.0.0.1:9/v1"}]},
     "providerProtocol": {"idealab": "openai"},
