@@ -200,3 +200,46 @@ def test_tool_results_take_the_form_asked_for(tmp_path: Path) -> None:
 @needs_upstream
 def test_upstream_tool_result_forms_are_what_the_capture_says(tmp_path: Path) -> None:
     check_capture(TOOL_FORMS, _tool_forms(tmp_path, "upstream"))
+
+
+SESSION_HEADER = ROOT / "tests" / "data" / "generation" / "session-header-upstream-0.24.4.json"
+"""What upstream sent for ``"X-Session": "${session_id}"``, with and without the consent of
+``outboundCorrelation.allowDynamicHeaderValues``: ``session id`` or ``absent``."""
+
+
+def _session_header(tmp: Path, which: str) -> dict[str, str]:
+    seen = {}
+    for consent in (True, False):
+        home, proj = tmp / which / str(consent) / "home", tmp / which / str(consent) / "proj"
+        proj.mkdir(parents=True)
+        folder = ".qwen" if which == "upstream" else ".headwire"
+        (home / folder).mkdir(parents=True)
+        user = {
+            "model": {"generationConfig": {"customHeaders": {"X-Session": "${session_id}"}}},
+            "outboundCorrelation": {"allowDynamicHeaderValues": consent},
+        }
+        (home / folder / "settings.json").write_text(json.dumps(user))
+        with FakeOpenAI([{"text": "done"}] * 3) as fake:
+            command, env = side_by_side(which, home, FLAGS, fake.base_url)
+            done = subprocess.run(command, cwd=proj, env=env, capture_output=True, timeout=300)
+        assert done.returncode == 0, done.stderr.decode()[-2000:]
+        session = json.loads(done.stdout)[-1]["session_id"]
+        sent = {k.lower(): v for k, v in fake.request_headers[0].items()}.get("x-session")
+        seen[f"consent {consent}"] = (
+            "session id" if sent == session else "absent" if sent is None else f"other: {sent}"
+        )
+        if which == "headwire" and not consent:
+            assert "customHeaders.X-Session holds ${session_id} and is not sent" in (
+                done.stderr.decode()
+            )
+    return seen
+
+
+def test_the_session_id_goes_in_a_header_only_with_consent(tmp_path: Path) -> None:
+    assert _session_header(tmp_path, "headwire") == json.loads(SESSION_HEADER.read_text())
+
+
+@pytest.mark.slow
+@needs_upstream
+def test_upstream_session_header_is_what_the_capture_says(tmp_path: Path) -> None:
+    check_capture(SESSION_HEADER, _session_header(tmp_path, "upstream"))

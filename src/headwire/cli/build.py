@@ -107,14 +107,17 @@ def plan_session(args: argparse.Namespace, cwd: Path, root: Path | None = None) 
     return SessionPlan(getattr(args, "session_id", None) or str(uuid.uuid4()))
 
 
-def build_model(args: argparse.Namespace, settings: Settings | None = None) -> Model:
+def build_model(
+    args: argparse.Namespace, settings: Settings | None = None, session_id: str | None = None
+) -> Model:
     """The model the flags ask for: scripted (offline) or a provider's server
     (:func:`headwire.cli.flags.model.model_from_flags`, the settings' ``security.auth.*`` and
     ``model.*`` under the flags and the environment), wrapped with its ``--fallback-model``
     list when there is one.  With a ``modelProviders`` catalog it is a
     :class:`~headwire.runtime.models.routed.RoutedModel`: renamed (``set_model``,
-    ``/model``) to a model of another route, it takes that route's server, key and settings."""
-    model = _provider_model(args, settings)
+    ``/model``) to a model of another route, it takes that route's server, key and settings.
+    ``session_id`` is the session's, for ``${session_id}`` in custom headers."""
+    model = _provider_model(args, settings, session_id)
     if settings is None or not settings.catalog.entries or model.name.startswith("scripted"):
         return model
     if getattr(args, "script", None) is not None:
@@ -147,19 +150,21 @@ def build_model(args: argparse.Namespace, settings: Settings | None = None) -> M
     return RoutedModel(
         model,
         route,
-        lambda name: _provider_model(named(name), settings),
+        lambda name: _provider_model(named(name), settings, session_id),
         lambda name: model_window(named(name), settings),
         choices,
     )
 
 
-def _provider_model(args: argparse.Namespace, settings: Settings | None) -> Model:
+def _provider_model(
+    args: argparse.Namespace, settings: Settings | None, session_id: str | None = None
+) -> Model:
     """:func:`build_model` without the catalog's rerouting."""
     from headwire.cli.flags.model import model_from_flags, provider_settings
 
     choice = provider_settings(settings) if settings is not None else None
     generation = settings.generation if settings is not None else None
-    model = model_from_flags(args, choice, generation)
+    model = model_from_flags(args, choice, generation, session_id)
     fallbacks = list(getattr(args, "fallback_model", None) or [])
     if not fallbacks:
         return model
@@ -169,7 +174,9 @@ def _provider_model(args: argparse.Namespace, settings: Settings | None) -> Mode
     from headwire.runtime.models.fallback import FallbackModel
 
     others = [
-        model_from_flags(argparse.Namespace(**{**vars(args), "model": name}), choice, generation)
+        model_from_flags(
+            argparse.Namespace(**{**vars(args), "model": name}), choice, generation, session_id
+        )
         for name in fallbacks
     ]
     return FallbackModel(model, others, warn)
@@ -396,7 +403,7 @@ async def build_runtime(
     sandbox = await _sandbox(settings, cwd)  # before anything runs: it holds, or the run stops
     building = _telemetry(args, settings, plan.session_id)
     root = data_dir()
-    model = build_model(args, settings)
+    model = build_model(args, settings, plan.session_id)
     closers: list[Closer] = [lambda: close_model(model)]
     try:
         contract = contract_config(args, model, settings.model_pricing, plan.usage)

@@ -421,6 +421,12 @@ PROJECT_TABLE: tuple[ProjectEntry, ...] = (
         "hands the run's trace context to the commands it starts",
     ),
     ProjectEntry(
+        "outboundCorrelation.allowDynamicHeaderValues",
+        "setting",
+        "user",
+        "consent to send the session id to the servers custom headers name",
+    ),
+    ProjectEntry(
         SETTINGS_FILE_ENTRY,
         "file",
         "any",

@@ -36,6 +36,7 @@ def provider_settings(settings: Settings) -> ProviderChoice:
         parse_text_tool_calls=settings.parse_text_tool_calls,
         thinking_budget=settings.thinking_budget,
         catalog=settings.catalog,
+        dynamic_headers=settings.allow_dynamic_headers,
     )
 
 
@@ -57,12 +58,17 @@ def model_from_flags(
     args: argparse.Namespace,
     settings: ProviderChoice | None = None,
     generation: GenerationConfig | None = None,
+    session_id: str | None = None,
 ) -> Model:
     """The run's model, its requests shaped by ``generation`` (``model.generationConfig``);
-    a configuration problem is a :class:`UsageError` (exit code 2)."""
+    ``session_id`` fills ``${session_id}`` in custom headers when the settings consent to it.
+    A configuration problem is a :class:`UsageError` (exit code 2)."""
     env = credential_environment()
+    consented = settings is not None and settings.dynamic_headers
     # the defaults and the environment's timeouts too, when nothing is set
-    options = effective_generation(args, settings, generation).client_options(env)
+    options = effective_generation(args, settings, generation).client_options(
+        env, session_id=session_id if consented else None
+    )
     try:
         return select_model(
             provider_flags(args),

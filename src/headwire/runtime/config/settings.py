@@ -423,6 +423,9 @@ class Settings:
     complete policy, never merged key by key; project layers never set it)."""
     telemetry: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     """``telemetry.*``, merged key by key (see :mod:`headwire.runtime.telemetry`)."""
+    allow_dynamic_headers: bool = False
+    """``outboundCorrelation.allowDynamicHeaderValues``: ``${session_id}`` in a custom header
+    is the session's id (off: that header is not sent)."""
     propagate_trace_context: bool = False
     """``outboundCorrelation.propagateTraceContext``: ``TRACEPARENT`` in shell and hook children,
     ``traceparent`` on model requests."""
@@ -557,6 +560,7 @@ def merge_layers(layers: tuple[SettingsLayer, ...]) -> Settings:
         stop_hook_cap=top("stopHookBlockingCap") or 8,
         execution_sandbox=sandbox,
         propagate_trace_context=bool(top("outboundCorrelation.propagateTraceContext")),
+        allow_dynamic_headers=top("outboundCorrelation.allowDynamicHeaderValues") is True,
         telemetry=MappingProxyType(
             {
                 key: top(f"telemetry.{key}")
@@ -619,7 +623,18 @@ def dropped_notes(settings: Settings) -> list[str]:
                 "HEADWIRE_TRUST_PROJECT=1"
             )
             notes.append(f"headwire: note: ignoring {dotted} in {layer.source} ({why})")
-    return notes + list(settings.catalog.notes)
+    notes += settings.catalog.notes
+    if not settings.allow_dynamic_headers:
+        configs = [("model.generationConfig", settings.generation)]
+        configs += [(f"{e.where}.generationConfig", e.generation) for e in settings.catalog.entries]
+        for where, config in configs:
+            for name in config.dynamic_headers():
+                notes.append(
+                    f"headwire: note: {where}.customHeaders.{name} holds ${{session_id}} and is "
+                    "not sent: set outboundCorrelation.allowDynamicHeaderValues to true in the "
+                    "user settings to send the session id"
+                )
+    return notes
 
 
 __all__ = [

@@ -145,6 +145,9 @@ SETTINGS_KEYS = (
 )
 """The keys of a ``generationConfig`` object headwire reads (the settings schema's)."""
 
+SESSION_ID_PLACEHOLDER = "${session_id}"
+"""In a ``customHeaders`` value: the session's id, with the user's consent."""
+
 INERT_KEYS = ("modalities", "splitToolMedia", "enableRequestMetadata", "schemaCompliance")
 """Qwen Code keys read and kept, with nothing to do in headwire: no media reaches a model (its
 prompts and tool results are text), no DashScope tracing object is sent, and Gemini's tool
@@ -217,10 +220,20 @@ class GenerationConfig:
         check_body_keys(f"{where}.extra_body", config.extra_body)
         return config
 
-    def client_options(self, env: Mapping[str, str]) -> dict[str, Any]:
+    def dynamic_headers(self) -> list[str]:
+        """The ``customHeaders`` names whose value holds :data:`SESSION_ID_PLACEHOLDER`."""
+        return [k for k, v in self.custom_headers.items() if SESSION_ID_PLACEHOLDER in v]
+
+    def client_options(
+        self, env: Mapping[str, str], *, session_id: str | None = None
+    ) -> dict[str, Any]:
         """Keywords for a provider client's constructor: what is set, and the idle timeout
         always (:data:`DEFAULT_STREAM_IDLE_TIMEOUT_S` unless set), ``env`` giving
-        ``QWEN_CODE_API_TIMEOUT_MS`` and ``QWEN_STREAM_IDLE_TIMEOUT_MS``."""
+        ``QWEN_CODE_API_TIMEOUT_MS`` and ``QWEN_STREAM_IDLE_TIMEOUT_MS``.
+
+        A ``customHeaders`` value holding ``${session_id}`` is sent with ``session_id`` in its
+        place when one is given (the user consented: ``outboundCorrelation.
+        allowDynamicHeaderValues``), and not at all otherwise: never with the placeholder."""
         options: dict[str, Any] = {}
         timeout = _env_milliseconds(env, "QWEN_CODE_API_TIMEOUT_MS")
         timeout_s = _seconds(timeout if timeout is not None else self.timeout_ms)
@@ -239,8 +252,14 @@ class GenerationConfig:
             options["retry_base_delay_s"] = self.retry_initial_delay_ms / 1000
         if self.retry_max_delay_ms is not None:
             options["max_retry_delay_s"] = self.retry_max_delay_ms / 1000
-        if self.custom_headers:
-            options["extra_headers"] = dict(self.custom_headers)
+        headers = {
+            name: value.replace(SESSION_ID_PLACEHOLDER, session_id or "")
+            for name, value in self.custom_headers.items()
+            if SESSION_ID_PLACEHOLDER not in value or session_id
+        }
+        if headers:
+            check_headers("customHeaders", headers)  # the id too: nothing HTTP refuses
+            options["extra_headers"] = headers
         if self.sampling_params:
             options["sampling_params"] = dict(self.sampling_params)
         if self.extra_body:

@@ -86,6 +86,8 @@ class ProviderChoice:
     thinking_budget: int | None = None
     catalog: Catalog | None = None
     """``modelProviders`` (the settings only)."""
+    dynamic_headers: bool = False
+    """``outboundCorrelation.allowDynamicHeaderValues`` (the settings only)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -135,6 +135,7 @@ def test_untrusted_project_loses_the_keys_that_run_code(tmp_path: Path) -> None:
         "model.generationConfig.customHeaders",
         "modelProviders",
         "providerProtocol",
+        "outboundCorrelation.allowDynamicHeaderValues",
         "tools.webFetch.allowPrivateNetwork",
         *(f"tools.executionSandbox.{k}" for k in ("backend", "filesystem", "network", "hideHome")),
         *(
@@ -392,6 +393,7 @@ SAMPLE_VALUES: dict[str, Any] = {
     "telemetry.resourceAttributes": {"a": "b"},
     "telemetry.metrics.includeSessionId": True,
     "outboundCorrelation.propagateTraceContext": True,
+    "outboundCorrelation.allowDynamicHeaderValues": True,
     "context.fileName": "RULES.md",
     "context.autoCompactThreshold": 0.5,
     "context.clearContextOnIdle.toolResultsNumToKeep": 3,

@@ -247,3 +247,17 @@ def test_enable_cache_control_false_turns_anthropic_prompt_caching_off() -> None
     for auth_type in ("openai", "gemini"):
         config = ProviderConfig(auth_type, "m", "http://127.0.0.1:9", api_key="k")
         assert make_model(config, **options)  # the option is not passed on: no TypeError
+
+
+def test_the_session_id_placeholder_is_filled_with_consent_or_the_header_dropped() -> None:
+    from headwire.runtime.models.generation import GenerationConfig, GenerationConfigError
+
+    config = GenerationConfig.from_mapping(
+        "g", {"customHeaders": {"X-Session": "s=${session_id};v=1", "X-Other": "o"}}
+    )
+    assert config.dynamic_headers() == ["X-Session"]
+    given = config.client_options({}, session_id="abc-123")["extra_headers"]
+    assert given == {"X-Session": "s=abc-123;v=1", "X-Other": "o"}
+    assert config.client_options({})["extra_headers"] == {"X-Other": "o"}
+    with pytest.raises(GenerationConfigError, match="control character"):
+        config.client_options({}, session_id="a\r\nInjected: 1")
