@@ -258,6 +258,10 @@ def sample(schema: dict[str, Any], key: str) -> Any:
     node: dict[str, Any] = schema
     for part in key.split("."):
         node = node["properties"][part]
+    if "anyOf" in node:  # its first form (reasoning: false)
+        node = node["anyOf"][0]
+    if "const" in node:
+        return node["const"]
     kind = node.get("type")
     if "enum" in node:
         return node["enum"][0]
