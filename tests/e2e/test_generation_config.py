@@ -243,3 +243,32 @@ def test_the_session_id_goes_in_a_header_only_with_consent(tmp_path: Path) -> No
 @needs_upstream
 def test_upstream_session_header_is_what_the_capture_says(tmp_path: Path) -> None:
     check_capture(SESSION_HEADER, _session_header(tmp_path, "upstream"))
+
+
+def test_the_session_id_in_a_header_is_no_secret(tmp_path: Path) -> None:
+    """A header made of ``${session_id}`` (its name says "session": a credential's name) does
+    not make the id a secret: a tool that prints the id shows it, unredacted."""
+    session = "abcdef12-3456-7890-abcd-ef1234567890"
+    home, proj = tmp_path / "home", tmp_path / "proj"
+    (home / ".headwire").mkdir(parents=True)
+    proj.mkdir()
+    user = {
+        "model": {"generationConfig": {"customHeaders": {"X-Session": "${session_id}"}}},
+        "outboundCorrelation": {"allowDynamicHeaderValues": True},
+    }
+    (home / ".headwire" / "settings.json").write_text(json.dumps(user))
+    script = [{"tool": "run_shell_command", "args": {"command": f"echo id={session}"}}]
+    flags = ["--yolo", "--session-id", session, "-m", "m", "-o", "stream-json", "-p", "go"]
+    with FakeOpenAI([*script, {"text": "done"}]) as fake:
+        command, env = side_by_side("headwire", home, flags, fake.base_url)
+        done = subprocess.run(command, cwd=proj, env=env, capture_output=True, timeout=120)
+        sent = {k.lower(): v for k, v in fake.request_headers[0].items()}
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    assert sent["x-session"] == session
+    results = [
+        block["content"]
+        for line in done.stdout.splitlines()
+        if (message := json.loads(line))["type"] == "user"
+        for block in message["message"]["content"]
+    ]
+    assert results == [f"id={session}"]

@@ -142,6 +142,12 @@ def build_model(
         except ProviderConfigError as exc:
             return str(exc)
 
+    def window(name: str) -> int | None:
+        """``contextWindowSize`` for ``name``: its entry's (whole), else the top level's."""
+        entry = route(name)
+        chosen = entry.generation if isinstance(entry, CatalogEntry) else settings.generation
+        return chosen.context_window
+
     listed: dict[str, tuple[str, str]] = {}  # the first entry of each id, in order
     for entry in settings.catalog.entries:
         if isinstance(route(entry.id), CatalogEntry):  # of the run's provider, usable
@@ -151,7 +157,7 @@ def build_model(
         model,
         route,
         lambda name: _provider_model(named(name), settings, session_id),
-        lambda name: model_window(named(name), settings),
+        window,
         choices,
     )
 
@@ -221,22 +227,14 @@ class Runtime:
             raise errors[0]
 
 
-def model_window(args: argparse.Namespace, settings: Settings) -> int | None:
-    """``contextWindowSize`` of the run's model: its ``modelProviders`` entry's, whole, when
-    it is one, else ``model.generationConfig``'s."""
-    from headwire.cli.flags.model import effective_generation, provider_settings
-
-    chosen = effective_generation(args, provider_settings(settings), settings.generation)
-    return chosen.context_window
-
-
-def context_settings(settings: Settings, window: int | None = None) -> ContextSettings:
-    """The context-management settings (``window``: the model's ``contextWindowSize``,
+def context_settings(settings: Settings) -> ContextSettings:
+    """The context-management settings (``model.generationConfig.contextWindowSize``: a model
+    of the ``modelProviders`` catalog has its entry's, :attr:`RoutedModel.configured_window`;
     ``context.autoCompactThreshold``, ``context.clearContextOnIdle.*``)."""
     default = ContextSettings()
     chars = settings.tool_results_chars_threshold
     return ContextSettings(
-        window=window,
+        window=settings.generation.context_window,
         threshold=settings.auto_compact_threshold or default.threshold,
         clear_chars=default.clear_chars if chars is None else chars,
         clear_keep=max(1, settings.tool_results_keep or default.clear_keep),
@@ -469,7 +467,7 @@ async def build_runtime(
             trusted=trusted_project(args, root, cwd),
             note=warn,
         ),
-        context=context_settings(settings, model_window(args, settings)),
+        context=context_settings(settings),
         hooks=_hooks(settings, cwd),
         skills=skills,
         skill_catalogue=_catalogue(skills),

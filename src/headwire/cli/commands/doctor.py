@@ -81,12 +81,10 @@ def _settings(args: argparse.Namespace) -> tuple[ProviderChoice, GenerationConfi
     (the user file, the project's as far as the folder is trusted, ``--settings``); their
     notes go to stderr and their ``env`` is applied.  A bad file raises ``ConfigError``."""
     from headwire.cli.flags.model import provider_settings
-    from headwire.cli.flags.settings import apply_env, is_trusted
-    from headwire.runtime.config.settings import dropped_notes, load_settings
-    from headwire.runtime.store.storage import data_dir
+    from headwire.cli.flags.settings import apply_env, settings_for
+    from headwire.runtime.config.settings import dropped_notes
 
-    cwd = Path.cwd()
-    settings = load_settings(data_dir(), cwd, args.settings, trusted=is_trusted(cwd))
+    settings = settings_for(args, Path.cwd())  # a run's loader: the same layers and trust
     for note in dropped_notes(settings):
         warn(note)
     apply_env(settings.env)
@@ -97,7 +95,12 @@ def run_doctor(argv: list[str]) -> int:
     """Probe the endpoint the flags and environment select; print one line per check."""
     from headwire.runtime.models.doctor import Check, ProbedModel, Unreachable, probe
     from headwire.runtime.models.http_base import display_url
-    from headwire.runtime.models.select import ProviderChoice, make_model, resolve_provider
+    from headwire.runtime.models.select import (
+        ProviderChoice,
+        make_model,
+        model_options,
+        resolve_provider,
+    )
 
     args = _parser().parse_args(argv)
     if args.sandbox:
@@ -120,7 +123,7 @@ def run_doctor(argv: list[str]) -> int:
         return ExitCode.USAGE
     # the model's own headers and body keys, so the probe asks what a run would; no retries,
     # and each answer waited for --timeout seconds
-    options = (config.entry.generation if config.entry else generation).client_options(env)
+    options = model_options(config, generation, env)
     options.update(max_retries=0, timeout_s=args.timeout, diagnostics=lambda _: None)
     model = make_model(config, **options)
     where = display_url(config.base_url)

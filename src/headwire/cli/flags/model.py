@@ -9,7 +9,7 @@ from headwire.runtime.config.settings import Settings
 from headwire.runtime.environment import credential_environment
 from headwire.runtime.models.base import Model
 from headwire.runtime.models.generation import GenerationConfig
-from headwire.runtime.models.select import ProviderChoice, catalog_entry, select_model
+from headwire.runtime.models.select import ProviderChoice, select_model
 
 
 def provider_flags(args: argparse.Namespace) -> ProviderChoice:
@@ -40,20 +40,6 @@ def provider_settings(settings: Settings) -> ProviderChoice:
     )
 
 
-def effective_generation(
-    args: argparse.Namespace,
-    settings: ProviderChoice | None = None,
-    generation: GenerationConfig | None = None,
-) -> GenerationConfig:
-    """The model's request settings: its ``modelProviders`` entry's ``generationConfig``
-    whole when the model is one (Qwen Code's "impermeable" provider layer), else
-    ``generation`` (``model.generationConfig``)."""
-    entry = catalog_entry(provider_flags(args), credential_environment(), settings)
-    if entry is not None:
-        return entry.generation
-    return generation or GenerationConfig()
-
-
 def model_from_flags(
     args: argparse.Namespace,
     settings: ProviderChoice | None = None,
@@ -63,19 +49,14 @@ def model_from_flags(
     """The run's model, its requests shaped by ``generation`` (``model.generationConfig``);
     ``session_id`` fills ``${session_id}`` in custom headers when the settings consent to it.
     A configuration problem is a :class:`UsageError` (exit code 2)."""
-    env = credential_environment()
-    consented = settings is not None and settings.dynamic_headers
-    # the defaults and the environment's timeouts too, when nothing is set
-    options = effective_generation(args, settings, generation).client_options(
-        env, session_id=session_id if consented else None
-    )
     try:
         return select_model(
             provider_flags(args),
-            env,
+            credential_environment(),
             settings,
             script=getattr(args, "script", None),
-            **options,
+            generation=generation,
+            session_id=session_id,
         )
     except ConfigError as exc:
         raise UsageError(str(exc)) from None

@@ -514,7 +514,12 @@ def merge_layers(layers: tuple[SettingsLayer, ...]) -> Settings:
         if isinstance(found, Mapping) and found:  # a project layer's is emptied by the trust table
             sandbox = found
     try:
-        generation = GenerationConfig.from_settings(top)
+        where = "model.generationConfig"
+        keys = settings_schema()["properties"]["model"]["properties"]["generationConfig"]
+        values = {key: top(f"{where}.{key}") for key in keys["properties"]}
+        generation = GenerationConfig.from_mapping(
+            where, {key: value for key, value in values.items() if value is not None}
+        )
         # the highest layer's catalog is taken whole, as Qwen Code does (no merge)
         catalog = read_catalog(top("modelProviders"), top("providerProtocol"))
     except (GenerationConfigError, CatalogError) as exc:

@@ -113,6 +113,7 @@ class AnthropicModel(StreamingHttpModel):
         diagnostics: Callable[[str], None] | None = None,
         stream_idle_timeout_s: float | None = None,
         max_retry_delay_s: float | None = None,
+        session_id: str | None = None,
         sampling_params: Mapping[str, Any] | None = None,
         reasoning: Reasoning = None,
     ) -> None:
@@ -130,6 +131,7 @@ class AnthropicModel(StreamingHttpModel):
             diagnostics=diagnostics,
             stream_idle_timeout_s=stream_idle_timeout_s,
             max_retry_delay_s=max_retry_delay_s,
+            session_id=session_id,
         )
         sampling = dict(sampling_params or {})
         self.sampling = {k: sampling[k] for k in _SAMPLING_KEYS if sampling.get(k) is not None}

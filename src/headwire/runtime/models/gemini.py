@@ -104,6 +104,7 @@ class GeminiModel(StreamingHttpModel):
         diagnostics: Callable[[str], None] | None = None,
         stream_idle_timeout_s: float | None = None,
         max_retry_delay_s: float | None = None,
+        session_id: str | None = None,
         sampling_params: Mapping[str, Any] | None = None,
         reasoning: Reasoning = None,
     ) -> None:
@@ -119,6 +120,7 @@ class GeminiModel(StreamingHttpModel):
             diagnostics=diagnostics,
             stream_idle_timeout_s=stream_idle_timeout_s,
             max_retry_delay_s=max_retry_delay_s,
+            session_id=session_id,
         )
         self.thinking_budget = thinking_budget
         self.reasoning_thinking = gemini_thinking(reasoning)
@@ -179,15 +181,17 @@ class GeminiModel(StreamingHttpModel):
         if tools:
             body["tools"] = tools
         generation: dict[str, Any] = dict(self.sampling)
-        if self.thinking_budget is not None or (
-            self.reasoning_thinking is None and _THINKING_MODEL.search(model)
-        ):
-            thinking: dict[str, Any] = {"includeThoughts": True}
-            if self.thinking_budget is not None:
-                thinking["thinkingBudget"] = self.thinking_budget
-            generation["thinkingConfig"] = thinking
+        # a budget given wins, then generationConfig.reasoning, then the model's own default
+        if self.thinking_budget is not None:
+            thinking = {"includeThoughts": True, "thinkingBudget": self.thinking_budget}
         elif self.reasoning_thinking is not None:
-            generation["thinkingConfig"] = dict(self.reasoning_thinking)
+            thinking = dict(self.reasoning_thinking)
+        elif _THINKING_MODEL.search(model):
+            thinking = {"includeThoughts": True}
+        else:
+            thinking = {}
+        if thinking:
+            generation["thinkingConfig"] = thinking
         if generation:
             body["generationConfig"] = generation
         url = f"{self._api_root}/models/{quote(model, safe='')}:streamGenerateContent?alt=sse"

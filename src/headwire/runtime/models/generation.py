@@ -24,6 +24,18 @@ What each key does to a model request, for every provider unless said:
   ``stream_options``) are refused in both.
 * ``enableCacheControl`` (default ``true``; Anthropic only): ``false`` sends no
   ``cache_control`` marks (headwire marks none on OpenAI-compatible or Gemini requests).
+* ``reasoning``: ``false`` or ``{effort, budget_tokens}``, in each provider's form
+  (:mod:`headwire.runtime.models.reasoning`).
+* ``toolResultContentFormat`` (OpenAI only): ``parts`` sends a tool message's text as one text
+  part, ``string`` (headwire's default) as the text.
+* ``contextWindowSize``: read by the context keeper, not sent.
+* ``modalities``, ``splitToolMedia``, ``enableRequestMetadata``, ``schemaCompliance``
+  (:data:`INERT_KEYS`): read and kept, with nothing to do in headwire.
+* a ``customHeaders`` value's ``${session_id}`` is the session's id when the user consents
+  (``outboundCorrelation.allowDynamicHeaderValues``); otherwise that header is not sent.
+
+One object is read per model: ``model.generationConfig``, or a ``modelProviders`` entry's
+whole (:func:`headwire.runtime.models.select.model_options`).
 
 Nothing here reads the environment or a file: :meth:`GenerationConfig.client_options` is given
 the environment.
@@ -33,7 +45,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
@@ -49,6 +61,7 @@ __all__ = [
     "GenerationConfigError",
     "check_body_keys",
     "check_headers",
+    "expand_headers",
 ]
 
 DEFAULT_STREAM_IDLE_TIMEOUT_S = 240.0
@@ -128,25 +141,22 @@ def check_body_keys(name: str, values: Mapping[str, Any]) -> None:
         )
 
 
-SETTINGS_KEYS = (
-    "timeout",
-    "streamIdleTimeoutMs",
-    "maxRetries",
-    "retryInitialDelayMs",
-    "retryMaxDelayMs",
-    "customHeaders",
-    "samplingParams",
-    "extra_body",
-    "enableCacheControl",
-    "contextWindowSize",
-    "reasoning",
-    "toolResultContentFormat",
-    *("modalities", "splitToolMedia", "enableRequestMetadata", "schemaCompliance"),
-)
-"""The keys of a ``generationConfig`` object headwire reads (the settings schema's)."""
-
 SESSION_ID_PLACEHOLDER = "${session_id}"
 """In a ``customHeaders`` value: the session's id, with the user's consent."""
+
+
+def expand_headers(headers: Mapping[str, str], session_id: str | None) -> dict[str, str]:
+    """``headers`` as sent: :data:`SESSION_ID_PLACEHOLDER` replaced by ``session_id``, or the
+    header left out when there is none (never sent with the placeholder); every value then
+    checked (:func:`check_headers`: the id holds nothing HTTP refuses)."""
+    out = {
+        name: value.replace(SESSION_ID_PLACEHOLDER, session_id or "")
+        for name, value in headers.items()
+        if SESSION_ID_PLACEHOLDER not in value or session_id
+    }
+    check_headers("customHeaders", out)
+    return out
+
 
 INERT_KEYS = ("modalities", "splitToolMedia", "enableRequestMetadata", "schemaCompliance")
 """Qwen Code keys read and kept, with nothing to do in headwire: no media reaches a model (its
@@ -184,15 +194,6 @@ class GenerationConfig:
     """``toolResultContentFormat``: ``parts`` or ``string`` (OpenAI's tool messages)."""
     inert: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
     """The :data:`INERT_KEYS` set, as read."""
-
-    @classmethod
-    def from_settings(cls, top: Callable[[str], Any]) -> GenerationConfig:
-        """The values under ``model.generationConfig.*`` (``top(key)``: the winning layer's,
-        already checked against the settings schema); raises :class:`GenerationConfigError`
-        for a body key headwire writes itself."""
-        prefix = "model.generationConfig"
-        values = {key: top(f"{prefix}.{key}") for key in SETTINGS_KEYS}
-        return cls.from_mapping(prefix, {k: v for k, v in values.items() if v is not None})
 
     @classmethod
     def from_mapping(cls, where: str, values: Mapping[str, Any]) -> GenerationConfig:
@@ -233,7 +234,9 @@ class GenerationConfig:
 
         A ``customHeaders`` value holding ``${session_id}`` is sent with ``session_id`` in its
         place when one is given (the user consented: ``outboundCorrelation.
-        allowDynamicHeaderValues``), and not at all otherwise: never with the placeholder."""
+        allowDynamicHeaderValues``), and not at all otherwise: never with the placeholder
+        (:func:`expand_headers`).  The id is passed on too, so that the client does not take
+        it for part of a credential header's secret."""
         options: dict[str, Any] = {}
         timeout = _env_milliseconds(env, "QWEN_CODE_API_TIMEOUT_MS")
         timeout_s = _seconds(timeout if timeout is not None else self.timeout_ms)
@@ -252,14 +255,11 @@ class GenerationConfig:
             options["retry_base_delay_s"] = self.retry_initial_delay_ms / 1000
         if self.retry_max_delay_ms is not None:
             options["max_retry_delay_s"] = self.retry_max_delay_ms / 1000
-        headers = {
-            name: value.replace(SESSION_ID_PLACEHOLDER, session_id or "")
-            for name, value in self.custom_headers.items()
-            if SESSION_ID_PLACEHOLDER not in value or session_id
-        }
+        headers = expand_headers(self.custom_headers, session_id)
         if headers:
-            check_headers("customHeaders", headers)  # the id too: nothing HTTP refuses
             options["extra_headers"] = headers
+        if session_id is not None and self.dynamic_headers():
+            options["session_id"] = session_id  # the client knows the id is no credential
         if self.sampling_params:
             options["sampling_params"] = dict(self.sampling_params)
         if self.extra_body:

@@ -54,7 +54,7 @@ from headwire.runtime.http_body import (
 )
 from headwire.runtime.models import http_client
 from headwire.runtime.models.base import ModelError, ModelEvent, ModelRequest
-from headwire.runtime.models.generation import DEFAULT_MAX_RETRY_DELAY_S, check_headers
+from headwire.runtime.models.generation import DEFAULT_MAX_RETRY_DELAY_S, expand_headers
 from headwire.runtime.models.sse import MAX_EVENT_BYTES, StreamEventTooLarge
 from headwire.runtime.redact import redact
 from headwire.runtime.telemetry import request_traceparent
@@ -103,8 +103,11 @@ class StreamingHttpModel:
     is the number of retries after the first attempt, the first after ``retry_base_delay_s``,
     doubled each time up to ``max_retry_delay_s`` (``None``:
     :data:`DEFAULT_MAX_RETRY_DELAY_S`); a server's ``Retry-After`` is waited instead when it is
-    at most ``max_retry_after_s`` or ``max_retry_delay_s``.  ``diagnostics`` receives one-line notes
-    (retries, dropped tool arguments); by default they go to stderr.
+    at most ``max_retry_after_s`` or ``max_retry_delay_s``.  ``extra_headers`` may hold
+    ``${session_id}``, filled with ``session_id`` (a header without one is left out); a header
+    holding the id is no credential header (not registered as a secret).
+    ``diagnostics`` receives one-line notes (retries, dropped tool arguments); by default they
+    go to stderr.
     """
 
     provider = "model"
@@ -124,6 +127,7 @@ class StreamingHttpModel:
         diagnostics: Callable[[str], None] | None = None,
         stream_idle_timeout_s: float | None = None,
         max_retry_delay_s: float | None = None,
+        session_id: str | None = None,
     ) -> None:
         self.name = model
         self.base_url = base_url.rstrip("/")
@@ -140,9 +144,10 @@ class StreamingHttpModel:
         self.max_retry_after_s = max(max_retry_after_s, max_retry_delay_s or 0.0)
         self._api_key = api_key or None
         register_secret(self._api_key)  # kept out of the shell's and MCP servers' environment
-        self._extra_headers = dict(extra_headers or {})
-        check_headers("extra_headers", self._extra_headers)
+        self._extra_headers = expand_headers(extra_headers or {}, session_id)
         for name, value in self._extra_headers.items():
+            if session_id and session_id in value:
+                continue  # a header made around the session's id: an identifier, no secret
             if _CREDENTIAL_HEADER.search(name):  # a gateway's token: a secret like the key
                 register_secret(value)
                 register_secret(value.rpartition(" ")[2])  # the token of "Bearer <token>"

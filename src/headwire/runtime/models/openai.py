@@ -156,6 +156,7 @@ class OpenAIModel(StreamingHttpModel):
         diagnostics: Callable[[str], None] | None = None,
         stream_idle_timeout_s: float | None = None,
         max_retry_delay_s: float | None = None,
+        session_id: str | None = None,
         sampling_params: Mapping[str, Any] | None = None,
         extra_body: Mapping[str, Any] | None = None,
         reasoning: Reasoning = None,
@@ -173,6 +174,7 @@ class OpenAIModel(StreamingHttpModel):
             diagnostics=diagnostics,
             stream_idle_timeout_s=stream_idle_timeout_s,
             max_retry_delay_s=max_retry_delay_s,
+            session_id=session_id,
         )
         self.parse_text_tool_calls = parse_text_tool_calls
         self.sampling_params = dict(sampling_params or {})

@@ -37,6 +37,7 @@ from headwire.io.stdio import warn
 from headwire.records import dataclass, field
 from headwire.runtime.models.base import Model
 from headwire.runtime.models.catalog import RESPONSES, Catalog, CatalogEntry
+from headwire.runtime.models.generation import GenerationConfig
 
 AUTH_TYPES = ("openai", "anthropic", "gemini")
 
@@ -228,17 +229,18 @@ def resolve_provider(
     )
 
 
-def catalog_entry(
-    flags: ProviderChoice, env: Mapping[str, str], settings: ProviderChoice | None
-) -> CatalogEntry | None:
-    """The ``modelProviders`` entry a run with these values uses, or ``None`` (also when the
-    values select no provider at all: :func:`resolve_provider` then says why)."""
-    if settings is None or not settings.catalog or not settings.catalog.entries:
-        return None
-    try:
-        return resolve_provider(flags, env, settings).entry
-    except ProviderConfigError:
-        return None
+def model_options(
+    config: ProviderConfig,
+    generation: GenerationConfig | None,
+    env: Mapping[str, str],
+    session_id: str | None = None,
+) -> dict[str, Any]:
+    """The client options of ``config``'s model: its ``modelProviders`` entry's
+    ``generationConfig`` whole when it has one (Qwen Code's "impermeable" provider layer), else
+    ``generation`` (``model.generationConfig``; ``None``: the defaults).  ``session_id`` fills
+    ``${session_id}`` in custom headers (``None``: such headers are not sent)."""
+    chosen = config.entry.generation if config.entry is not None else generation
+    return (chosen or GenerationConfig()).client_options(env, session_id=session_id)
 
 
 def make_model(config: ProviderConfig, **client_options: Any) -> Model:
@@ -306,10 +308,14 @@ def select_model(
     settings: ProviderChoice | None = None,
     *,
     script: str | None = None,
+    generation: GenerationConfig | None = None,
+    session_id: str | None = None,
     **client_options: Any,
 ) -> Model:
     """The model of a run: the scripted offline model when asked for, else the provider's
-    client (:func:`resolve_provider`, then :func:`make_model`)."""
+    client (:func:`resolve_provider`, then :func:`make_model` with :func:`model_options`, which
+    ``client_options`` override).  ``session_id`` goes into custom headers only when the
+    settings consent (``outboundCorrelation.allowDynamicHeaderValues``)."""
     named = _given(flags.model) or _given(env.get("OPENAI_MODEL"))
     spec = scripted_spec(named, script, env)
     if spec is not None:
@@ -320,7 +326,9 @@ def select_model(
     if (note := missing_key_warning(config)) is not None and note not in _warned:
         _warned.add(note)
         warn(note)
-    return make_model(config, **client_options)
+    consented = settings is not None and settings.dynamic_headers
+    options = model_options(config, generation, env, session_id if consented else None)
+    return make_model(config, **{**options, **client_options})
 
 
 def no_endpoint_message(auth_type: str) -> str:

@@ -28,9 +28,7 @@ REQUEST = ModelRequest("m", [{"role": "user", "content": "hi"}], [])
 
 
 def _config(values: dict[str, Any]) -> GenerationConfig:
-    return GenerationConfig.from_settings(
-        lambda dotted: values.get(dotted.removeprefix("model.generationConfig."))
-    )
+    return GenerationConfig.from_mapping("model.generationConfig", values)
 
 
 def _body(model: Any) -> dict[str, Any]:
