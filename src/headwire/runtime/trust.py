@@ -61,7 +61,13 @@ SKILLS_DIR_ENTRY = ".headwire/skills, .qwen/skills, .claude/skills, .agents/skil
 
 PROJECT_TABLE: tuple[ProjectEntry, ...] = (
     ProjectEntry("$schema", "setting", "any", "names the schema for editors; changes nothing"),
-    ProjectEntry("model.name", "setting", "any", "picks a model of the provider the user set up"),
+    ProjectEntry(
+        "model.name",
+        "setting",
+        "any",
+        "picks a model the user set up (of the user's provider, or an entry of the user's "
+        "modelProviders with its own server and key)",
+    ),
     ProjectEntry(
         "model.maxSessionTurns", "setting", "trusted", "a limit of the run: raising it spends"
     ),

@@ -87,11 +87,10 @@ class Catalog:
     """``providerProtocol`` as read: provider id -> protocol."""
 
     def find(self, protocol: str, model: str) -> CatalogEntry | None:
-        """The first entry of ``protocol`` whose id is ``model`` (exactly), or ``None``."""
-        for entry in self.entries:
-            if entry.protocol == protocol and entry.id == model:
-                return entry
-        return None
+        """The first entry of ``protocol`` whose id is ``model`` (exactly), a Chat
+        Completions route before a Responses one (as Qwen Code picks), or ``None``."""
+        routes = [e for e in self.entries if e.protocol == protocol and e.id == model]
+        return min(routes, key=lambda e: e.wire_api == RESPONSES, default=None)
 
 
 def _protocol(provider: str, mapping: Mapping[str, str]) -> tuple[str | None, str | None, str]:
@@ -117,7 +116,7 @@ def read_catalog(
     ``wireApi`` on a provider other than OpenAI's, a generationConfig key headwire writes)."""
     entries: list[CatalogEntry] = []
     notes: list[str] = []
-    seen: set[tuple[str, str, str | None]] = set()
+    seen: set[tuple[str, str | None, str, str | None]] = set()
     for provider, models in (providers or {}).items():
         protocol, bucket_api, why_not = _protocol(provider, protocols or {})
         if protocol is None:
@@ -130,12 +129,13 @@ def read_catalog(
             wire_api = raw.get("wireApi")
             if wire_api is not None and protocol != "openai":
                 raise CatalogError(f"{where}.wireApi: only OpenAI-compatible models have one")
+            api = RESPONSES if (wire_api or bucket_api) == RESPONSES else None
             base_url = raw.get("baseUrl")
-            key = (protocol, raw["id"], base_url.rstrip("/") if base_url else None)
+            key = (protocol, api, raw["id"], base_url.rstrip("/") if base_url else None)
             if key in seen:
                 notes.append(
                     f"headwire: note: skipping {where}: {raw['id']} at that base URL is "
-                    "listed before"
+                    "listed before (on the same API)"
                 )
                 continue
             seen.add(key)
@@ -154,7 +154,7 @@ def read_catalog(
                     label=raw.get("name"),
                     env_key=raw.get("envKey"),
                     base_url=base_url,
-                    wire_api=RESPONSES if (wire_api or bucket_api) == RESPONSES else None,
+                    wire_api=api,
                     generation=generation,
                 )
             )

@@ -178,3 +178,20 @@ def test_the_model_is_the_first_listed_entry_of_its_id(entries: list[Any], model
     assert (found is None) == (first is None)
     if found is not None and first is not None:
         assert found.base_url == first.get("baseUrl")
+
+
+def test_a_chat_route_is_chosen_before_a_responses_route_of_the_same_model() -> None:
+    """Qwen Code keeps both routes of one model and URL, and a run picks the chat one."""
+    catalog = read_catalog(
+        {
+            "openai": [
+                _entry("m", baseUrl="http://h/v1", wireApi="responses"),
+                _entry("m", baseUrl="http://h/v1"),
+            ]
+        }
+    )
+    assert [e.wire_api for e in catalog.entries] == [RESPONSES, None] and not catalog.notes
+    found = catalog.find("openai", "m")
+    assert found is not None and found.wire_api is None
+    config = resolve_provider(ProviderChoice(model="m"), ENV, ProviderChoice(catalog=catalog))
+    assert config.entry is found
