@@ -89,7 +89,8 @@ def _parse(line: Piece) -> tuple[Any, str | None]:
     try:
         return json.loads(text, parse_constant=_reject_constant), None
     except json.JSONDecodeError as exc:
-        return None, f"not valid JSON ({exc.msg} at column {exc.colno})"
+        # "Unterminated string starting at" names its place itself: one "at"
+        return None, f"not valid JSON ({exc.msg.removesuffix(' at')} at column {exc.colno})"
     except ValueError as exc:
         return None, f"not valid JSON ({exc})"
     except RecursionError:
