@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shutil
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -107,6 +106,8 @@ def bwrap_args(policy: SandboxPolicy, cwd: Path) -> list[str]:
 
 def bwrap_path() -> str | None:
     """The bubblewrap binary on ``PATH``."""
+    import shutil  # only a sandboxed run looks for it (shutil loads bz2 and lzma)
+
     return shutil.which("bwrap")
 
 

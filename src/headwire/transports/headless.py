@@ -49,9 +49,11 @@ class HeadlessTransport:
         return True
 
 
-@dataclass(slots=True)
 class StreamJsonTransport(HeadlessTransport):
-    """One JSON object per line, written as it happens."""
+    """One JSON object per line, written as it happens (no fields of its own: the base's
+    record methods serve, with no second record class made at import)."""
+
+    __slots__ = ()
 
     def feed(self, message: JsonDict) -> Output:
         if not self.wants(message):
@@ -88,9 +90,10 @@ class JsonTransport(HeadlessTransport):
         return sum(len(b) for b in self.retained)
 
 
-@dataclass(slots=True)
 class TextTransport(JsonTransport):
     """Human output: only the final result text on stdout; errors on stderr."""
+
+    __slots__ = ()
 
     def feed(self, message: JsonDict) -> Output:
         if not self.wants(message):

@@ -33,13 +33,11 @@ from headwire.cli.build import (
 )
 from headwire.cli.flags.agent import apply_compat, build_parser, check_new_session_id
 from headwire.cli.flags.parsing import Parser
-from headwire.cli.run.dual import DualOutput, open_dual_output
 from headwire.cli.run.outputs import save_trajectory, subscribe_bound_records
 from headwire.cli.run.result_guard import ResultGuard, output_format_of
 from headwire.errors import ExitCode, UsageError
 from headwire.events import Event, RecordingDegraded, TurnFinished
 from headwire.headless import HeadlessEmitter, turn_exit_code
-from headwire.io.dual_output import DualOutputError, check_json_fd
 from headwire.io.signals import cancelled_exit_code, run_cancellable
 from headwire.io.stdio import for_terminal, route_library_notes, warn
 from headwire.io.writer import WireWriter
@@ -49,6 +47,7 @@ from headwire.runtime.ids import new_uuid
 from headwire.transports import HeadlessTransport, make_transport
 
 if TYPE_CHECKING:
+    from headwire.cli.run.dual import DualOutput
     from headwire.cli.run.progress import TerminalProgress
 
 
@@ -161,6 +160,20 @@ async def run_once(
         raise
 
 
+def _open_dual(args: argparse.Namespace, session_id: str, writer: WireWriter) -> DualOutput | None:
+    """The Dual Output side channel the flags ask for, or ``None``; its modules load only when
+    one of its flags is given (most runs have none)."""
+    if args.json_fd is None and args.json_file is None and not args.input_file:
+        return None
+    from headwire.cli.run.dual import open_dual_output
+    from headwire.io.dual_output import DualOutputError
+
+    try:
+        return open_dual_output(args, session_id, lambda: approval_mode(args), writer)
+    except DualOutputError as exc:
+        raise UsageError(str(exc)) from None
+
+
 async def _run_once(
     args: argparse.Namespace,
     prompt: str | None,
@@ -171,10 +184,7 @@ async def _run_once(
     cwd = Path.cwd()
     plan = plan_session(args, cwd)
     guard.session_id = plan.session_id
-    try:
-        dual = open_dual_output(args, plan.session_id, lambda: approval_mode(args), writer)
-    except DualOutputError as exc:
-        raise UsageError(str(exc)) from None
+    dual = _open_dual(args, plan.session_id, writer)
     if prompt is None:
         return await _run_repl(args, cwd, plan, writer, transport, dual)
     views, first = _progress(args)
@@ -317,6 +327,8 @@ def _run_agent(parser: Parser, argv: list[str], guard: ResultGuard) -> int:
                 "No input provided. Pass a prompt with -p, as an argument, or on stdin."
             )
         if args.json_fd is not None:
+            from headwire.io.dual_output import DualOutputError, check_json_fd
+
             try:  # before the event loop opens descriptors of its own
                 check_json_fd(args.json_fd)
             except DualOutputError as exc:

@@ -14,7 +14,6 @@ here is pure: no I/O except reading the package's own table once.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from functools import cache
@@ -24,6 +23,7 @@ from typing import Any
 from headwire.records import dataclass
 from headwire.runtime.data import read_data
 from headwire.runtime.models.base import Usage
+from headwire.wire import loads
 
 _SNAPSHOT = re.compile(r"-(?:\d{4}-\d{2}-\d{2}|\d{8}|latest)\Z")
 
@@ -53,7 +53,7 @@ def _price(raw: Mapping[str, Any]) -> ModelPrice:
 def builtin_prices() -> Mapping[str, ModelPrice]:
     """The package's price table."""
     text = read_data("prices.json")
-    models: dict[str, Any] = json.loads(text)["models"]
+    models: dict[str, Any] = loads(text)["models"]
     return MappingProxyType({name: _price(raw) for name, raw in models.items()})
 
 

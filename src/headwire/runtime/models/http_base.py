@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import email.utils
 import math
 import os
 import re
@@ -486,6 +485,8 @@ def retry_after_s(headers: HeaderFields) -> float | None:
         return None
     with contextlib.suppress(ValueError):
         return float(value)
+    import email.utils  # an HTTP date in Retry-After is rare; most runs never load ``email``
+
     with contextlib.suppress(TypeError, ValueError, IndexError):
         when = email.utils.parsedate_to_datetime(value)
         return max(0.0, when.timestamp() - time.time())

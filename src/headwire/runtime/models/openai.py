@@ -72,11 +72,6 @@ from headwire.runtime.models.openai_calls import (
 )
 from headwire.runtime.models.reasoning import Reasoning, openai_keys
 from headwire.runtime.models.sse import sse_events
-from headwire.runtime.models.text_tools import (
-    extract_text_tool_calls,
-    marker_start,
-    safe_prefix_length,
-)
 from headwire.wire import dumps, loads
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -391,7 +386,9 @@ class OpenAIModel(StreamingHttpModel):
         if state.held:
             state.held.append(content)
             return []
-        pending = state.unsent + content
+        from headwire.runtime.models.text_tools import marker_start, safe_prefix_length
+
+        pending = state.unsent + content  # (text tool calls are off by default: loaded here)
         start = marker_start(pending)
         if start is not None:
             shown = len(pending[:start].rstrip())  # the whitespace before a call goes with it
@@ -414,6 +411,8 @@ class OpenAIModel(StreamingHttpModel):
         calls = self._settle_calls(state)
         held = state.unsent + "".join(state.held)
         if held and not calls and state.held and isinstance(prepared, _OpenAIPrepared):
+            from headwire.runtime.models.text_tools import extract_text_tool_calls
+
             text, found = extract_text_tool_calls(held, prepared.tools)
             if found:
                 held = text

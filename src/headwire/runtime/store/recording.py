@@ -24,7 +24,6 @@ import contextlib
 import fcntl
 import os
 import re
-import shutil
 import stat
 import time
 from collections.abc import Callable, Iterator
@@ -130,6 +129,8 @@ class Recorder:
     def _copy(self, source: Path) -> None:
         """Start this recording as a copy of ``source`` (streamed; a failure disables
         recording, as any write failure does)."""
+        import shutil  # only a forked session copies; a run's start does without it
+
         try:
             file = self._open()
             with source.open("rb") as src:

@@ -21,7 +21,6 @@ import contextlib
 import hashlib
 import os
 import re
-import secrets
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Literal
@@ -119,7 +118,7 @@ class ArtifactStore:
     def _create(self, tool_name: str) -> tuple[Path, int]:
         private_dir(self.directory)
         safe = re.sub(r"[^0-9A-Za-z_-]", "_", tool_name[:64], flags=re.ASCII)
-        path = self.directory / f"{safe}_{secrets.token_hex(6)}.output"
+        path = self.directory / f"{safe}_{os.urandom(6).hex()}.output"
         return path, os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
 
 

@@ -35,7 +35,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import secrets
 import stat
 from pathlib import Path
 
@@ -105,7 +104,7 @@ def write_atomically(path: Path, data: bytes, *, new_mode: int = 0o666) -> os.st
     dir_fd, name = open_parent_confined(path, make_parents=True)
     try:
         before = _existing(dir_fd, name, path)
-        temp = f".{name[:200]}.headwire-{secrets.token_hex(4)}.tmp"
+        temp = f".{name[:200]}.headwire-{os.urandom(4).hex()}.tmp"
         # A new file gets 0666 minus the umask, as open(2) would give it; a replaced one gets
         # the original's bits (set below, once the private temporary file is written).
         fd = os.open(

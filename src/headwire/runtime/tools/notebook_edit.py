@@ -22,7 +22,6 @@ link does not carry the write to another name.
 
 from __future__ import annotations
 
-import difflib
 import json
 import logging
 import os
@@ -297,6 +296,8 @@ def _edit(raw: str, path: Path, args: dict[str, Any], ledger: ReadLedger) -> Too
     text = f"Notebook {raw} has been updated. {mode} cell {edited}."
     if mode != "delete":
         text += f"\n\nUpdated source:\n\n---\n\n{args.get('new_source', '')}"
+    import difflib  # loaded by the edit that needs it, not by every run's tool list
+
     diff = "".join(
         difflib.unified_diff(
             original.splitlines(keepends=True),

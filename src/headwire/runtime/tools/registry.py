@@ -22,7 +22,6 @@ Selection follows Qwen Code 0.24.4's permission manager:
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Sequence
 
 from headwire.runtime.tools.base import Tool
@@ -194,6 +193,8 @@ def suggest_tool_name(name: str, available: Sequence[str]) -> str | None:
     folded = {candidate.casefold(): candidate for candidate in available}
     if name.casefold() in folded:
         return folded[name.casefold()]
+    import difflib  # only a name that matches nothing is looked up
+
     close = difflib.get_close_matches(name.casefold(), list(folded), n=1, cutoff=0.6)
     return folded[close[0]] if close else None
 

@@ -25,7 +25,6 @@ import contextlib
 import fcntl
 import os
 import re
-import secrets
 import shlex
 import shutil
 import signal
@@ -651,7 +650,7 @@ class ShellTool:
         finally:
             os.close(write_fd)
         start_background_pump(proc, read_fd, path)
-        shell_id = f"bg_{secrets.token_hex(4)}"
+        shell_id = f"bg_{os.urandom(4).hex()}"
         llm = (
             f"Background shell started.\nid: {shell_id}\npid: {proc.pid}\n"
             f"output file: {path}\nRead the output file directly to view the captured "

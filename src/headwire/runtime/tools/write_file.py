@@ -15,7 +15,6 @@ the workspace check cannot redirect the write; FIFOs, sockets and devices are re
 
 from __future__ import annotations
 
-import difflib
 import errno
 import os
 from pathlib import Path
@@ -44,6 +43,8 @@ def unified_diff(name: str, old: str, new: str, old_label: str, new_label: str) 
     """A unified diff in jsdiff's ``createPatch`` layout (``Index:`` header, 3 context lines)."""
     if len(old) > DIFF_MAX_CHARS or len(new) > DIFF_MAX_CHARS:
         return f"Index: {name}\n(diff omitted: file too large)\n"
+    import difflib  # only a write or an edit that runs makes a diff
+
     body = difflib.unified_diff(
         old.splitlines(keepends=True),
         new.splitlines(keepends=True),
