@@ -58,6 +58,35 @@ AGENTS_DIR_ENTRY = ".headwire/agents/*.md"
 CONTEXT_FILES_ENTRY = "context files (QWEN.md, AGENTS.md, context.fileName)"
 IGNORE_FILES_ENTRY = ".gitignore, .qwenignore"
 SKILLS_DIR_ENTRY = ".headwire/skills, .qwen/skills, .claude/skills, .agents/skills"
+INTERFACE_KEYS = (
+    *(
+        f"general.{key}"
+        for key in (
+            "preferredEditor",
+            "vimMode",
+            "enableAutoUpdate",
+            "showSessionRecap",
+            "sessionRecapAwayThresholdMinutes",
+            "voice",
+            "cleanupPeriodDays",
+            "language",
+            "terminalBell",
+            "preventSystemSleep",
+            "outputStyle",
+            "outputLanguage",
+            "gitCoAuthor",
+            "defaultFileEncoding",
+        )
+    ),
+    "output.format",
+    "output.showTimestamps",
+    "ui",
+    "ide",
+    "privacy",
+    "review",
+)
+"""Qwen Code's settings of its own interface and of effects headwire does not reproduce: read
+(so a Qwen Code settings file loads) and never used, so any folder may set them."""
 
 PROJECT_TABLE: tuple[ProjectEntry, ...] = (
     ProjectEntry("$schema", "setting", "any", "names the schema for editors; changes nothing"),
@@ -437,6 +466,16 @@ PROJECT_TABLE: tuple[ProjectEntry, ...] = (
         "file",
         "any",
         "read in every folder (a regular file, at most 4 MiB); each key as this table says",
+    ),
+    ProjectEntry(
+        "general.chatRecording",
+        "setting",
+        "trusted",
+        "switches off the session record the user reviews, resumes and audits a run by",
+    ),
+    *(
+        ProjectEntry(name, "setting", "any", "a Qwen Code key headwire reads and does not apply")
+        for name in INTERFACE_KEYS
     ),
     ProjectEntry(
         AGENTS_DIR_ENTRY,

@@ -165,7 +165,8 @@ def apply_settings(args: argparse.Namespace, settings: Settings) -> argparse.Nam
     """A copy of ``args`` with what the flags left unset taken from ``settings``.
 
     ``--core-tools`` and ``--allowed-tools`` replace the settings' lists; ``--exclude-tools``
-    adds to ``tools.exclude``; ``--fallback-model`` replaces ``modelFallbacks``.
+    adds to ``tools.exclude``; ``--fallback-model`` replaces ``modelFallbacks``;
+    ``general.chatRecording: false`` is ``--no-session-persistence``.
     """
     out = argparse.Namespace(**vars(args))
     if not out.model and settings.model_name:
@@ -186,6 +187,8 @@ def apply_settings(args: argparse.Namespace, settings: Settings) -> argparse.Nam
         out.exclude_tools = list(settings.tools_exclude) + list(out.exclude_tools or [])
     if not split_list(out.allowed_tools) and settings.tools_allowed:
         out.allowed_tools = list(settings.tools_allowed)
+    if not settings.chat_recording:  # general.chatRecording: false
+        out.no_session_persistence = True
     flag_models = split_models(",".join(out.fallback_model or []))
     out.fallback_model = list(flag_models or settings.model_fallbacks)
     return out

@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from functools import cache
 from pathlib import Path
 from types import MappingProxyType
@@ -109,8 +109,26 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+_STRING_OR_COMMENT = re.compile(r'"(?:[^"\\]|\\.)*"|//[^\r\n]*|/\*.*?(?:\*/|\Z)', re.S)
+_NOT_NEWLINE = re.compile(r"[^\r\n]")
+
+
+def _blank_comment(match: re.Match[str]) -> str:
+    found = match.group()
+    return found if found[0] == '"' else _NOT_NEWLINE.sub(" ", found)
+
+
+def strip_comments(text: str) -> str:
+    """``text`` with its ``//`` and ``/* */`` comments (outside strings) blanked to spaces,
+    line breaks kept (an error's line and column stay those of the file): the comments Qwen
+    Code allows in a settings file.  Trailing commas stay errors there and here."""
+    return _STRING_OR_COMMENT.sub(_blank_comment, text) if "/" in text else text
+
+
 def parse_settings_text(text: str, source: str) -> dict[str, Any]:
-    """A settings JSON text as an object, validated; raises :class:`SettingsError`."""
+    """A settings JSON text (with comments, see :func:`strip_comments`) as an object,
+    validated; raises :class:`SettingsError`."""
+    text = strip_comments(text)
     if not text.strip():
         return {}
     try:
@@ -270,6 +288,12 @@ def _describe(error: Any) -> str:
                 hint = f"; did you mean {close[0]}?"
         choices = ", ".join(_known_keys(schema))
         return f"{key}: unknown key (expected one of: {choices}){hint}"
+    if kind == "enum" and "propertyNames" in error.absolute_schema_path:
+        names = [str(c) for c in error.validator_value]
+        close = difflib.get_close_matches(str(error.instance), names, n=1)
+        hint = f"; did you mean {close[0]}?" if close else ""
+        key = _path([*where, str(error.instance)])
+        return f"{key}: unknown key (expected one of: {', '.join(names)}){hint}"
     if kind == "anyOf":
         patterns = [e for e in error.context or () if e.validator == "pattern"]
         if patterns:
@@ -429,6 +453,9 @@ class Settings:
     propagate_trace_context: bool = False
     """``outboundCorrelation.propagateTraceContext``: ``TRACEPARENT`` in shell and hook children,
     ``traceparent`` on model requests."""
+    chat_recording: bool = True
+    """``general.chatRecording``: ``False`` records nothing on disk, as
+    ``--no-session-persistence``."""
 
     def hook_layers(self) -> list[tuple[str, dict[str, Any]]]:
         """``(source, hooks)`` per layer that configures hooks, in merge order (all of them
@@ -566,6 +593,7 @@ def merge_layers(layers: tuple[SettingsLayer, ...]) -> Settings:
         execution_sandbox=sandbox,
         propagate_trace_context=bool(top("outboundCorrelation.propagateTraceContext")),
         allow_dynamic_headers=top("outboundCorrelation.allowDynamicHeaderValues") is True,
+        chat_recording=top("general.chatRecording") is not False,
         telemetry=MappingProxyType(
             {
                 key: top(f"telemetry.{key}")
@@ -616,8 +644,33 @@ def load_settings(
     return merge_layers(tuple(layers))
 
 
+_UNAPPLIED: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "general.outputStyle": (lambda v: bool(v), "headwire has no output styles"),
+    "general.outputLanguage": (
+        lambda v: str(v).strip().lower() not in ("", "auto"),
+        "headwire does not tell the model which language to answer in: say it in the prompt "
+        "or a context file",
+    ),
+    "general.gitCoAuthor": (
+        lambda v: isinstance(v, Mapping) and any(x is True for x in v.values()),
+        "headwire adds no attribution lines to commits or pull requests",
+    ),
+    "general.defaultFileEncoding": (
+        lambda v: v == "utf-8-bom",
+        "headwire writes new files as UTF-8 without a byte order mark",
+    ),
+    "output.format": (
+        lambda v: v != "text",
+        "pass -o/--output-format; headwire's default is text",
+    ),
+}
+"""Qwen Code keys whose effect headwire does not reproduce: when to name one at start (a value
+that asks for that effect) and what to say."""
+
+
 def dropped_notes(settings: Settings) -> list[str]:
-    """One line per key a layer did not take, for stderr."""
+    """One line per key a layer did not take, and per key a layer sets that headwire reads
+    but does not apply (:data:`_UNAPPLIED`), for stderr."""
     notes: list[str] = []
     for layer in settings.layers:
         for dotted in layer.dropped:
@@ -629,6 +682,13 @@ def dropped_notes(settings: Settings) -> list[str]:
             )
             notes.append(f"headwire: note: ignoring {dotted} in {layer.source} ({why})")
     notes += settings.catalog.notes
+    for layer in settings.layers:
+        for dotted, what in _UNAPPLIED.items():
+            value = layer.get(dotted)
+            if value is not None and what[0](value):
+                notes.append(
+                    f"headwire: note: {dotted} in {layer.source} is not applied ({what[1]})"
+                )
     if not settings.allow_dynamic_headers:
         configs = [("model.generationConfig", settings.generation)]
         configs += [(f"{e.where}.generationConfig", e.generation) for e in settings.catalog.entries]

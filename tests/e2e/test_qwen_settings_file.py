@@ -1,0 +1,140 @@
+"""A Qwen Code user's settings file, copied as it is: comments, the keys of Qwen Code's own
+interface (``ui``, ``ide``, ``privacy``, ``review``, most of ``general`` and ``output``) and
+``general.chatRecording``.
+
+Qwen Code 0.24.4 reads its settings with ``strip-json-comments`` (``//`` and ``/* */`` outside
+strings; a trailing comma is still an error) after dropping a byte order mark; headwire's
+loader does the same.  Interface keys load and do nothing; the few keys whose effect headwire
+does not reproduce are named in one note each; ``chatRecording: false`` records nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from headwire.runtime.config.settings import (
+    SettingsError,
+    dropped_notes,
+    load_settings,
+    parse_settings_text,
+    strip_comments,
+)
+from tests.e2e.helpers import run_cli
+from tests.fakes.fake_openai import FakeOpenAI
+
+QWEN_FILE = """\ufeff{
+  // copied from ~/.qwen/settings.json
+  "general": {
+    "vimMode": true,
+    "preferredEditor": "code", /* the editor the TUI opens */
+    "outputLanguage": "French",
+    "gitCoAuthor": {"commit": true, "pr": false},
+    "defaultFileEncoding": "utf-8-bom",
+    "outputStyle": "Concise"
+  },
+  "ui": {"theme": "GitHub", "hideBanner": true, "accessibility": {"screenReader": false}},
+  "ide": {"enabled": false},
+  "privacy": {"usageStatisticsEnabled": false},
+  "review": {"effort": "high"},
+  "output": {"format": "json", "showTimestamps": true},
+  "model": {"name": "qwen3-coder-plus"} // a model name with "//" after it
+}
+"""
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(alphabet=st.sampled_from('ab/*"\\\n ')),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(st.text(alphabet=st.sampled_from("ab/*")), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+@given(JSON_VALUES)
+def test_json_without_comments_is_left_as_it_is(value: Any) -> None:
+    """Slashes and stars inside strings are never taken for comments."""
+    for text in (json.dumps(value), json.dumps(value, indent=1, ensure_ascii=False)):
+        assert strip_comments(text) == text
+
+
+@given(JSON_VALUES, st.text(alphabet=st.sampled_from("ab/* \"'")))
+def test_comments_between_tokens_change_nothing_but_keep_lines(value: Any, note: str) -> None:
+    """A ``//`` comment after every line and a ``/* */`` one before it parse to the same value
+    on the same lines (an error further down names the line of the file)."""
+    lines = json.dumps(value, indent=1).splitlines()
+    block = note.replace("*/", "")
+    text = "\n".join(f"/*{block}*/{line} //{note}" for line in lines)
+    stripped = strip_comments(text)
+    assert stripped.count("\n") == text.count("\n")
+    assert len(stripped) == len(text)
+    assert json.loads(stripped) == value
+
+
+def test_a_qwen_code_settings_file_loads_with_notes_for_what_is_not_applied(
+    tmp_path: Path,
+) -> None:
+    user = tmp_path / "home"
+    user.mkdir()
+    (user / "settings.json").write_text(QWEN_FILE, encoding="utf-8")
+    settings = load_settings(user, tmp_path)
+    assert settings.model_name == "qwen3-coder-plus"
+    assert settings.chat_recording is True
+    notes = [n.split(" in ")[0] for n in dropped_notes(settings)]
+    assert notes == [
+        "headwire: note: general.outputStyle",
+        "headwire: note: general.outputLanguage",
+        "headwire: note: general.gitCoAuthor",
+        "headwire: note: general.defaultFileEncoding",
+        "headwire: note: output.format",
+    ]
+    quiet = {"general": {"outputLanguage": "auto", "gitCoAuthor": {"commit": False}}}
+    quiet["output"] = {"format": "text"}
+    (user / "settings.json").write_text(json.dumps(quiet))
+    assert dropped_notes(load_settings(user, tmp_path)) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('{"ui": {"themee": "GitHub"}}', "s: ui.themee: unknown key (expected one of: theme,"),
+        ('{"ui": {"themee": 1}}', "did you mean theme?"),
+        ('{"general": {"vimmode": true}}', "did you mean vimMode?"),
+        ('{"general": {"chatRecording": "no"}}', "general.chatRecording: expected a boolean"),
+        ('{"a": 1, // x\n "b": 2,}', "(line 2 column"),
+        ('{\n// one\n/* two\n*/ "ui": [}', "(line 4 column"),
+    ],
+)
+def test_mistakes_are_named(text: str, message: str) -> None:
+    with pytest.raises(SettingsError) as caught:
+        parse_settings_text(text, "s")
+    assert message in str(caught.value)
+
+
+def test_chat_recording_off_records_nothing_and_a_project_cannot_turn_it_off(
+    tmp_path: Path,
+) -> None:
+    chats = tmp_path / "home" / ".headwire" / "projects"
+    off = '{"general": {"chatRecording": false} /* as Qwen Code */}'
+    with FakeOpenAI([{"text": "a"}, {"text": "b"}, {"text": "c"}]) as fake:
+        env = {"OPENAI_BASE_URL": fake.base_url}
+        flags = ["--auth-type", "openai", "-m", "m", "-o", "stream-json"]
+        quiet = run_cli([*flags, "--settings", off, "-p", "x"], tmp_path, **env)
+        assert quiet.returncode == 0, quiet.stderr
+        assert not list(chats.rglob("*.jsonl"))
+        project = tmp_path / "proj" / ".headwire" / "settings.json"
+        project.parent.mkdir(parents=True, exist_ok=True)
+        project.write_text(off)
+        kept = run_cli([*flags, "-p", "y"], tmp_path, **env)
+        assert kept.returncode == 0, kept.stderr
+        assert "ignoring general.chatRecording" in kept.stderr
+        assert len(list(chats.rglob("*.jsonl"))) == 1
+        trusted = run_cli([*flags, "--trust-project", "-p", "z"], tmp_path, **env)
+        assert trusted.returncode == 0, trusted.stderr
+        assert len(list(chats.rglob("*.jsonl"))) == 1
