@@ -11,6 +11,7 @@ does not reproduce are named in one note each; ``chatRecording: false`` records 
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +26,9 @@ from headwire.runtime.config.settings import (
     parse_settings_text,
     strip_comments,
 )
-from tests.e2e.helpers import run_cli
+from tests.e2e.helpers import check_capture, needs_upstream, run_cli, side_by_side
 from tests.fakes.fake_openai import FakeOpenAI
+from tests.paths import ROOT
 
 QWEN_FILE = """\ufeff{
   // copied from ~/.qwen/settings.json
@@ -138,3 +140,50 @@ def test_chat_recording_off_records_nothing_and_a_project_cannot_turn_it_off(
         trusted = run_cli([*flags, "--trust-project", "-p", "z"], tmp_path, **env)
         assert trusted.returncode == 0, trusted.stderr
         assert len(list(chats.rglob("*.jsonl"))) == 1
+
+
+# -- side by side with Qwen Code 0.24.4 -------------------------------------------------------
+
+CAPTURE = ROOT / "tests" / "data" / "qwen-settings" / "upstream-0.24.4.json"
+FILES = {
+    "qwen code file with comments": QWEN_FILE,
+    "chat recording off": '{"general": {"chatRecording": false}} // no record',
+    "trailing comma": '{"ui": {"theme": "GitHub"},}',
+}
+
+
+def run_file(tmp: Path, which: str, text: str) -> dict[str, Any]:
+    """Whether the CLI ran its prompt with ``text`` as its user settings file, and whether it
+    recorded the session."""
+    home = tmp / which / "home"
+    folder = home / (".qwen" if which == "upstream" else ".headwire")
+    folder.mkdir(parents=True)
+    (folder / "settings.json").write_text(text, encoding="utf-8")
+    proj = tmp / which / "proj"
+    proj.mkdir()
+    flags = ["--auth-type", "openai", "-m", "m", "-o", "stream-json", "-p", "hi"]
+    with FakeOpenAI([{"text": "a"}, {"text": "a"}]) as fake:
+        argv, env = side_by_side(which, home, flags, fake.base_url)
+        done = subprocess.run(argv, env=env, cwd=proj, capture_output=True, timeout=120)
+        asked = bool(fake.requests)
+    return {
+        "ran": done.returncode == 0 and asked,
+        "recorded": any("chats" in p.parts for p in folder.rglob("*.jsonl")),
+    }
+
+
+def test_headwire_reads_the_files_as_the_capture_says(tmp_path: Path) -> None:
+    got = {
+        case: run_file(tmp_path / case.replace(" ", "-"), "headwire", t)
+        for case, t in FILES.items()
+    }
+    assert got == json.loads(CAPTURE.read_text())
+
+
+@needs_upstream
+def test_upstream_reads_the_files_as_the_capture_says(tmp_path: Path) -> None:
+    got = {
+        case: run_file(tmp_path / case.replace(" ", "-"), "upstream", t)
+        for case, t in FILES.items()
+    }
+    check_capture(CAPTURE, got)
