@@ -260,12 +260,16 @@ async def _mcp_tools(
 ) -> tuple[list[Tool], Callable[[], list[dict[str, Any]]], Closer | None]:
     """Connect the MCP servers (the settings files and ``--mcp-config``, only ``--mcp-config``
     with ``--strict-mcp-config``, or what an ACP client sent): their tools after
-    ``--exclude-tools``, their live statuses, their closer."""
+    ``--exclude-tools``, their live statuses, their closer (nothing of MCP is loaded when no
+    server is configured anywhere)."""
+    strict = bool(getattr(args, "strict_mcp_config", False))
+    configured = acp_servers or getattr(args, "mcp_config", None)
+    if not configured and (strict or not settings.mcp_sources()):
+        return [], lambda: [], None
     from headwire.runtime.mcp.setup import McpConfigError, mcp_tools, start_acp_mcp, start_mcp
 
     try:
         if acp_servers is None:
-            strict = bool(getattr(args, "strict_mcp_config", False))
             manager = await start_mcp(
                 [] if strict else settings.mcp_sources(),  # --strict-mcp-config
                 cwd,

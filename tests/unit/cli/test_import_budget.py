@@ -238,6 +238,8 @@ ONE_SHOT_UNUSED = {
     "headwire.cli.run.dual",  # Dual Output: only with --json-fd / --json-file
     "headwire.io.dual_output",
     "headwire.protocol.dual_output",
+    "headwire.runtime.mcp",  # no MCP server configured
+    "headwire.runtime.mcp.config",
 }
 """Modules a one-shot run that calls the model over HTTP and runs one shell command has no use
 for: each is loaded where its feature runs (issue 28; each was a millisecond or more of every

@@ -132,10 +132,10 @@ def prepare(args: argparse.Namespace, cwd: Path) -> Settings:
         settings = _load(args, cwd)
     except SettingsError as exc:
         raise UsageError(str(exc)) from None
-    from headwire.runtime.mcp.config import parse_mcp_servers
-
     strict = bool(getattr(args, "strict_mcp_config", False))
     for source, data in [] if strict else settings.mcp_sources():
+        from headwire.runtime.mcp.config import parse_mcp_servers  # only with servers set
+
         problems = parse_mcp_servers(data, source)[1]
         if problems:
             raise UsageError(problems[0].replace("\n", "\\n").replace("\r", "\\r"))
