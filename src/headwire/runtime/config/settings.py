@@ -109,20 +109,31 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
-_STRING_OR_COMMENT = re.compile(r'"(?:[^"\\]|\\.)*"|//[^\r\n]*|/\*.*?(?:\*/|\Z)', re.S)
-_NOT_NEWLINE = re.compile(r"[^\r\n]")
+_STRING_OR_COMMENT = re.compile(
+    r'"[^"\\]*(?:\\.[^"\\]*)*"'  # a string (its // and /* are text)
+    r"|//[^\r\n]*"  # a line comment
+    r"|/\*[^*]*(?:\*+(?!/)[^*]*)*(?:\*+/|\Z)",  # a block comment, or an unclosed one
+    re.S,
+)
+_LINE = re.compile(r"[^\r\n]+")
+
+
+def _spaces(match: re.Match[str]) -> str:
+    return " " * (match.end() - match.start())
 
 
 def _blank_comment(match: re.Match[str]) -> str:
     found = match.group()
-    return found if found[0] == '"' else _NOT_NEWLINE.sub(" ", found)
+    return found if found[0] == '"' else _LINE.sub(_spaces, found)
 
 
 def strip_comments(text: str) -> str:
     """``text`` with its ``//`` and ``/* */`` comments (outside strings) blanked to spaces,
     line breaks kept (an error's line and column stay those of the file): the comments Qwen
     Code allows in a settings file.  Trailing commas stay errors there and here."""
-    return _STRING_OR_COMMENT.sub(_blank_comment, text) if "/" in text else text
+    if "//" not in text and "/*" not in text:
+        return text
+    return _STRING_OR_COMMENT.sub(_blank_comment, text)
 
 
 def parse_settings_text(text: str, source: str) -> dict[str, Any]:
