@@ -78,7 +78,6 @@ INTERFACE_KEYS = (
             "defaultFileEncoding",
         )
     ),
-    "output.format",
     "output.showTimestamps",
     "ui",
     "ide",
@@ -472,6 +471,12 @@ PROJECT_TABLE: tuple[ProjectEntry, ...] = (
         "setting",
         "trusted",
         "switches off the session record the user reviews, resumes and audits a run by",
+    ),
+    ProjectEntry(
+        "output.format",
+        "setting",
+        "any",
+        "how a run started with a prompt writes its answer when -o is not given; widens nothing",
     ),
     *(
         ProjectEntry(name, "setting", "any", "a Qwen Code key headwire reads and does not apply")

@@ -20,6 +20,7 @@ import argparse
 import math
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from headwire import __version__
 from headwire.cli.flags.parsing import Parser
@@ -155,6 +156,7 @@ def build_parser() -> Parser:
         "--output-format",
         choices=["text", "json", "stream-json"],
         default="text",
+        action=StoreGiven,
         help="text: the answer alone; json: one JSON array of every message at the end; "
         "stream-json: one JSON message per line as it happens",
     )
@@ -603,6 +605,21 @@ IGNORED_CLAUDE_SWITCHES = (
     "--include-hook-events",
     "--session-mirror",
 )
+
+
+class StoreGiven(argparse.Action):
+    """``store``, and ``<dest>_given = True`` on the namespace: a flag whose settings key applies
+    only when the flag itself is absent (``-o`` and ``output.format``)."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        setattr(namespace, self.dest, values)
+        setattr(namespace, f"{self.dest}_given", True)
 
 
 def apply_compat(args: argparse.Namespace) -> None:

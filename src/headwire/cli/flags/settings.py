@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -121,6 +122,12 @@ def _load(args: argparse.Namespace, cwd: Path) -> Settings:
     )
 
 
+def _prompted(args: argparse.Namespace) -> bool:
+    """Whether the run was started with a prompt (``-p``, a prompt argument or piped stdin)
+    rather than as the REPL."""
+    return args.prompt is not None or bool(args.query) or not sys.stdin.isatty()
+
+
 def prepare(args: argparse.Namespace, cwd: Path) -> Settings:
     """Start-up: load and validate every settings layer for ``cwd`` (a bad file is a
     :class:`UsageError` naming the file and key), note what was not taken, apply ``env``,
@@ -141,6 +148,9 @@ def prepare(args: argparse.Namespace, cwd: Path) -> Settings:
             raise UsageError(problems[0].replace("\n", "\\n").replace("\r", "\\r"))
     for note in dropped_notes(settings):
         warn(note)
+    given = getattr(args, "output_format_given", False)  # output.format: the flag wins
+    if settings.output_format and not given and _prompted(args) and not args.acp:
+        args.output_format = settings.output_format
     apply_env(settings.env)
     read_prompt_files(args, cwd)
     inline_agents(args, quiet=False)

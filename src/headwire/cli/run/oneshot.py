@@ -293,7 +293,8 @@ def _run_agent(parser: Parser, argv: list[str], guard: ResultGuard) -> int:
     from headwire.cli.flags.settings import prepare
 
     try:
-        prepare(args, Path.cwd())
+        prepare(args, Path.cwd())  # may take -o from output.format
+        guard.output_format = "text" if args.acp else args.output_format
         policy_from_args(args, Path.cwd())  # permission rules are checked before anything runs
         prepare_contract(args, Path.cwd())
     except UsageError as exc:

@@ -465,6 +465,9 @@ class Settings:
     """``outboundCorrelation.propagateTraceContext``: ``TRACEPARENT`` in shell and hook children,
     ``traceparent`` on model requests."""
     chat_recording: bool = True
+    output_format: str | None = None
+    """``output.format``: the ``-o/--output-format`` of a run started with a prompt that does
+    not give the flag."""
     """``general.chatRecording``: ``False`` records nothing on disk, as
     ``--no-session-persistence``."""
 
@@ -605,6 +608,7 @@ def merge_layers(layers: tuple[SettingsLayer, ...]) -> Settings:
         propagate_trace_context=bool(top("outboundCorrelation.propagateTraceContext")),
         allow_dynamic_headers=top("outboundCorrelation.allowDynamicHeaderValues") is True,
         chat_recording=top("general.chatRecording") is not False,
+        output_format=top("output.format"),
         telemetry=MappingProxyType(
             {
                 key: top(f"telemetry.{key}")
@@ -669,10 +673,6 @@ _UNAPPLIED: dict[str, tuple[Callable[[Any], bool], str]] = {
     "general.defaultFileEncoding": (
         lambda v: v == "utf-8-bom",
         "headwire writes new files as UTF-8 without a byte order mark",
-    ),
-    "output.format": (
-        lambda v: v != "text",
-        "pass -o/--output-format; headwire's default is text",
     ),
 }
 """Qwen Code keys whose effect headwire does not reproduce: when to name one at start (a value
