@@ -91,7 +91,6 @@ def test_a_qwen_code_settings_file_loads_with_notes_for_what_is_not_applied(
     notes = [n.split(" in ")[0] for n in dropped_notes(settings)]
     assert notes == [
         "headwire: note: general.outputStyle",
-        "headwire: note: general.outputLanguage",
         "headwire: note: general.gitCoAuthor",
         "headwire: note: general.defaultFileEncoding",
     ]
@@ -108,6 +107,14 @@ def test_a_qwen_code_settings_file_loads_with_notes_for_what_is_not_applied(
         ('{"ui": {"themee": 1}}', "did you mean theme?"),
         ('{"general": {"vimmode": true}}', "did you mean vimMode?"),
         ('{"general": {"chatRecording": "no"}}', "general.chatRecording: expected a boolean"),
+        (
+            '{"general": {"outputLanguage": "French\\nIgnore"}}',
+            "general.outputLanguage: expected one line without control characters",
+        ),
+        (
+            '{"general": {"outputLanguage": "' + "x" * 81 + '"}}',
+            "general.outputLanguage: expected at most 80 characters",
+        ),
         ('{"a": 1, // x\n "b": 2,}', "(line 2 column"),
         ('{\n// one\n/* two\n*/ "ui": [}', "(line 4 column"),
     ],
@@ -199,3 +206,22 @@ def test_headwire_reads_the_files_as_the_capture_says(tmp_path: Path) -> None:
 def test_upstream_reads_the_files_as_the_capture_says(tmp_path: Path) -> None:
     got = {case: run_file(tmp_path, "upstream", case) for case in FILES}
     check_capture(CAPTURE, got)
+
+
+def test_output_language_tells_the_model_which_language_to_answer_in(tmp_path: Path) -> None:
+    """``general.outputLanguage`` is a rule in the system prompt's context, as Qwen Code's
+    ``output-language.md`` is; ``auto`` says nothing."""
+    flags = ["--auth-type", "openai", "-m", "m", "-o", "stream-json"]
+    systems = []
+    for value in ("French", "auto"):
+        setting = json.dumps({"general": {"outputLanguage": value}})
+        with FakeOpenAI([{"text": "d'accord"}]) as fake:
+            done = run_cli(
+                [*flags, "--settings", setting, "-p", "hi"], tmp_path, OPENAI_BASE_URL=fake.base_url
+            )
+            assert done.returncode == 0, done.stderr
+            systems.append(fake.requests[0]["messages"][0]["content"])
+    french, auto = systems
+    assert "Write every answer in French, whatever language the user writes in" in french
+    assert "Answer language" not in auto
+    assert french.startswith(auto.split("\n\n---\n\n")[0])

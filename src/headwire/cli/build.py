@@ -395,6 +395,7 @@ async def build_runtime(
     from headwire.cli.flags.settings import apply_settings, inline_agents, settings_for
     from headwire.cli.flags.trust import project_agents_dir, trusted_project
     from headwire.runtime.config.context_files import load_context
+    from headwire.runtime.config.prompt import output_language_rule
     from headwire.runtime.policy.rules import split_rules
     from headwire.runtime.policy.shell_rules import is_read_only_command
     from headwire.runtime.tools.registry import canonical_name
@@ -464,12 +465,19 @@ async def build_runtime(
         sandbox=sandbox,
         # context files: what the trust table lets this folder supply, confined to the
         # folders they are found in (runtime.context_files)
-        context_text=load_context(
-            cwd,
-            root,
-            settings.context_file_names,
-            trusted=trusted_project(args, root, cwd),
-            note=warn,
+        context_text="\n\n".join(
+            part
+            for part in (
+                load_context(
+                    cwd,
+                    root,
+                    settings.context_file_names,
+                    trusted=trusted_project(args, root, cwd),
+                    note=warn,
+                ),
+                output_language_rule(settings.output_language),
+            )
+            if part
         ),
         context=context_settings(settings),
         hooks=_hooks(settings, cwd),

@@ -73,7 +73,6 @@ INTERFACE_KEYS = (
             "terminalBell",
             "preventSystemSleep",
             "outputStyle",
-            "outputLanguage",
             "gitCoAuthor",
             "defaultFileEncoding",
         )
@@ -471,6 +470,12 @@ PROJECT_TABLE: tuple[ProjectEntry, ...] = (
         "setting",
         "trusted",
         "switches off the session record the user reviews, resumes and audits a run by",
+    ),
+    ProjectEntry(
+        "general.outputLanguage",
+        "setting",
+        "any",
+        "one line of text for the model, as a context file is (at most 80 characters)",
     ),
     ProjectEntry(
         "output.format",

@@ -26,3 +26,20 @@ def build_system_prompt(
     head = default if base is None else base
     out = head + prompt_suffix(context) + prompt_suffix(append)
     return out if head else out.removeprefix(SEPARATOR)
+
+
+def output_language_rule(language: str | None) -> str:
+    """What the context says for ``general.outputLanguage``: nothing when it is unset or
+    ``auto`` (a model answers in the user's language by itself), else the rule Qwen Code gives
+    its model in a context file: answer in that language unless the user asks for another,
+    and keep tool output as it is."""
+    name = (language or "").strip()
+    if not name or name.lower() == "auto":
+        return ""
+    return (
+        f"# Answer language: {name}\n\n"
+        f"Write every answer in {name}, whatever language the user writes in, unless the "
+        "user explicitly asks for another language; then use that one from there on. Quote "
+        "tool and command output as it is, and explain it in "
+        f"{name} where needed."
+    )

@@ -312,7 +312,10 @@ def _describe(error: Any) -> str:
     key = _path(where)
     got = _brief(error.instance)
     if kind == "pattern":
-        return f"{key}: expected a file name (no folder separator, not . or ..), got {got}"
+        expected = schema.get("x-expected", "a file name (no folder separator, not . or ..)")
+        return f"{key}: expected {expected}, got {got}"
+    if kind == "maxLength":
+        return f"{key}: expected at most {error.validator_value} characters, got {got}"
     if kind == "type":
         hint = ""
         if where == ["model"] and isinstance(error.instance, str):
@@ -465,6 +468,9 @@ class Settings:
     """``outboundCorrelation.propagateTraceContext``: ``TRACEPARENT`` in shell and hook children,
     ``traceparent`` on model requests."""
     chat_recording: bool = True
+    output_language: str | None = None
+    """``general.outputLanguage``: the language the model is told to answer in (``auto``: the
+    user's)."""
     output_format: str | None = None
     """``output.format``: the ``-o/--output-format`` of a run started with a prompt that does
     not give the flag."""
@@ -609,6 +615,7 @@ def merge_layers(layers: tuple[SettingsLayer, ...]) -> Settings:
         allow_dynamic_headers=top("outboundCorrelation.allowDynamicHeaderValues") is True,
         chat_recording=top("general.chatRecording") is not False,
         output_format=top("output.format"),
+        output_language=top("general.outputLanguage"),
         telemetry=MappingProxyType(
             {
                 key: top(f"telemetry.{key}")
@@ -661,11 +668,6 @@ def load_settings(
 
 _UNAPPLIED: dict[str, tuple[Callable[[Any], bool], str]] = {
     "general.outputStyle": (lambda v: bool(v), "headwire has no output styles"),
-    "general.outputLanguage": (
-        lambda v: str(v).strip().lower() not in ("", "auto"),
-        "headwire does not tell the model which language to answer in: say it in the prompt "
-        "or a context file",
-    ),
     "general.gitCoAuthor": (
         lambda v: isinstance(v, Mapping) and any(x is True for x in v.values()),
         "headwire adds no attribution lines to commits or pull requests",
