@@ -71,7 +71,7 @@ def test_comments_between_tokens_change_nothing_but_keep_lines(value: Any, note:
     """A ``//`` comment after every line and a ``/* */`` one before it parse to the same value
     on the same lines (an error further down names the line of the file)."""
     lines = json.dumps(value, indent=1).splitlines()
-    block = note.replace("*/", "")
+    block = note.replace("/", "")  # cannot close the block comment early
     text = "\n".join(f"/*{block}*/{line} //{note}" for line in lines)
     stripped = strip_comments(text)
     assert stripped.count("\n") == text.count("\n")
@@ -225,3 +225,20 @@ def test_output_language_tells_the_model_which_language_to_answer_in(tmp_path: P
     assert "Write every answer in French, whatever language the user writes in" in french
     assert "Answer language" not in auto
     assert french.startswith(auto.split("\n\n---\n\n")[0])
+
+
+def test_a_repository_cannot_turn_the_answer_into_the_transcript(tmp_path: Path) -> None:
+    """``output.format`` from an untrusted project's settings is dropped with a note: a script
+    that prints ``headwire -p``'s answer to a public log would otherwise print everything the
+    tools read."""
+    project = tmp_path / "proj" / ".headwire" / "settings.json"
+    project.parent.mkdir(parents=True)
+    project.write_text('{"output": {"format": "stream-json"}}')
+    flags = ["--auth-type", "openai", "-m", "m", "-p", "hi"]
+    with FakeOpenAI([{"text": "the answer"}, {"text": "the answer"}]) as fake:
+        plain = run_cli(flags, tmp_path, OPENAI_BASE_URL=fake.base_url)
+        trusted = run_cli([*flags, "--trust-project"], tmp_path, OPENAI_BASE_URL=fake.base_url)
+    assert plain.returncode == trusted.returncode == 0, plain.stderr
+    assert plain.stdout == b"the answer\n"
+    assert "ignoring output.format" in plain.stderr
+    assert trusted.stdout.startswith(b'{"type":"system"')

@@ -480,8 +480,9 @@ PROJECT_TABLE: tuple[ProjectEntry, ...] = (
     ProjectEntry(
         "output.format",
         "setting",
-        "any",
-        "how a run started with a prompt writes its answer when -o is not given; widens nothing",
+        "trusted",
+        "puts the whole conversation (what the tools read and printed) on stdout where a "
+        "script expected only the answer, which may be a public log",
     ),
     *(
         ProjectEntry(name, "setting", "any", "a Qwen Code key headwire reads and does not apply")
