@@ -8,6 +8,8 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -59,6 +61,14 @@ needs_upstream = pytest.mark.skipif(
 )
 """Skips a test of upstream's live behaviour where the oracle is not installed (the committed
 capture it checks still covers the same ground for headwire)."""
+
+
+def each_case(run: Callable[[str], Any], cases: Iterable[str], workers: int = 2) -> dict[str, Any]:
+    """``{case: run(case)}`` with ``workers`` cases at a time: an upstream run is a Node process
+    that takes seconds of one core, and each case has its own fake server and folders."""
+    names = list(cases)
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return dict(zip(names, pool.map(run, names), strict=True))
 
 
 def check_capture(path: Path, got: Any) -> None:

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.helpers import check_capture, needs_upstream, side_by_side
+from tests.e2e.helpers import check_capture, each_case, needs_upstream, side_by_side
 from tests.fakes.fake_openai import FakeOpenAI
 from tests.paths import ROOT
 
@@ -137,7 +137,9 @@ def test_a_catalog_entry_is_the_models_whole_configuration(tmp_path: Path) -> No
 @pytest.mark.slow  # the Node CLI takes seconds to start
 @needs_upstream
 def test_upstream_sends_what_the_capture_says(tmp_path: Path) -> None:
-    got = {case: run_case(tmp_path / case.replace(" ", "-"), "upstream", case) for case in CASES}
+    got = each_case(
+        lambda case: run_case(tmp_path / case.replace(" ", "-"), "upstream", case), CASES
+    )
     check_capture(CAPTURE, got)
 
 

@@ -26,7 +26,7 @@ from headwire.runtime.config.settings import (
     parse_settings_text,
     strip_comments,
 )
-from tests.e2e.helpers import check_capture, needs_upstream, run_cli, side_by_side
+from tests.e2e.helpers import check_capture, each_case, needs_upstream, run_cli, side_by_side
 from tests.fakes.fake_openai import FakeOpenAI
 from tests.paths import ROOT
 
@@ -204,7 +204,7 @@ def test_headwire_reads_the_files_as_the_capture_says(tmp_path: Path) -> None:
 
 @needs_upstream
 def test_upstream_reads_the_files_as_the_capture_says(tmp_path: Path) -> None:
-    got = {case: run_file(tmp_path, "upstream", case) for case in FILES}
+    got = each_case(lambda case: run_file(tmp_path, "upstream", case), FILES)
     check_capture(CAPTURE, got)
 
 

@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.helpers import UPSTREAM_ENTRY, check_capture, env_for, needs_upstream
+from tests.e2e.helpers import UPSTREAM_ENTRY, check_capture, each_case, env_for, needs_upstream
 from tests.e2e.providers import PROVIDERS
 from tests.paths import ROOT
 
@@ -93,5 +93,7 @@ def test_each_provider_gets_the_thinking_keys_upstream_sends(tmp_path: Path) -> 
 @pytest.mark.slow  # the Node CLI takes seconds to start
 @needs_upstream
 def test_upstream_sends_what_the_capture_says(tmp_path: Path) -> None:
-    got = {case: run_case(tmp_path / case.replace(" ", "-"), "upstream", case) for case in CASES}
+    got = each_case(
+        lambda case: run_case(tmp_path / case.replace(" ", "-"), "upstream", case), CASES
+    )
     check_capture(CAPTURE, got)
