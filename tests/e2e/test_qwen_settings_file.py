@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -242,3 +243,16 @@ def test_a_repository_cannot_turn_the_answer_into_the_transcript(tmp_path: Path)
     assert plain.stdout == b"the answer\n"
     assert "ignoring output.format" in plain.stderr
     assert trusted.stdout.startswith(b'{"type":"system"')
+
+
+def test_an_unclosed_string_of_escaped_quotes_is_read_once() -> None:
+    """A file of escaped quotes after an opening one is one unclosed string to its end (as
+    ``strip-json-comments`` reads it): each quote is not a new string tried to the end again,
+    which took 13 s for 64 KB and would hold the start (or an ACP session/new) for hours at
+    the 4 MiB limit."""
+    text = '"' + '\\"' * 100_000 + "//"
+    started = time.perf_counter()
+    assert strip_comments(text) == text
+    assert time.perf_counter() - started < 10  # linear: milliseconds; quadratic: minutes
+    with pytest.raises(SettingsError, match="not valid JSON"):
+        parse_settings_text(text, "s")

@@ -125,7 +125,8 @@ def _load(args: argparse.Namespace, cwd: Path) -> Settings:
 def _prompted(args: argparse.Namespace) -> bool:
     """Whether the run was started with a prompt (``-p``, a prompt argument or piped stdin)
     rather than as the REPL."""
-    return args.prompt is not None or bool(args.query) or not sys.stdin.isatty()
+    stdin = sys.stdin
+    return args.prompt is not None or bool(args.query) or stdin is None or not stdin.isatty()
 
 
 def prepare(args: argparse.Namespace, cwd: Path) -> Settings:
@@ -149,7 +150,7 @@ def prepare(args: argparse.Namespace, cwd: Path) -> Settings:
     for note in dropped_notes(settings):
         warn(note)
     given = getattr(args, "output_format_given", False)  # output.format: the flag wins
-    if settings.output_format and not given and _prompted(args) and not args.acp:
+    if settings.output_format and not given and not args.acp and _prompted(args):
         args.output_format = settings.output_format
     apply_env(settings.env)
     read_prompt_files(args, cwd)
