@@ -12,6 +12,10 @@ SIGINT back before any test runs.
 
 The caller's terminal type, locale, width and colour switches never reach a test: the suite
 runs in the fixed environment of :mod:`tests.environment`.
+
+The suite runs on pytest-xdist workers (``-n auto`` in ``pyproject.toml``: one per core, at
+most four); each worker hands its wire-line tally to the controller, which prints the sum.
+``-n 0`` runs it in one process.
 """
 
 from __future__ import annotations
@@ -47,6 +51,26 @@ def _wire_taps_validate() -> Iterator[None]:
     taps, wire_tap.TAPS[:] = list(wire_tap.TAPS), []
     for tap in taps:
         wire_schema.check_tap(tap)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto``: a worker per core the suite may use, at most four (every worker's tests start
+    processes of their own: headwire, Node, fake servers)."""
+    usable = getattr(os, "sched_getaffinity", None)
+    cores = len(usable(0)) if usable else (os.cpu_count() or 1)
+    return max(1, min(4, cores))
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:  # an xdist worker: the controller sums the tallies
+        workeroutput["wire_counts"] = dict(wire_schema.COUNTS)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    wire_schema.COUNTS.update(getattr(node, "workeroutput", {}).get("wire_counts", {}))
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:

@@ -88,13 +88,9 @@ def test_a_qwen_code_settings_file_loads_with_notes_for_what_is_not_applied(
     (user / "settings.json").write_text(QWEN_FILE, encoding="utf-8")
     settings = load_settings(user, tmp_path)
     assert settings.model_name == "qwen3-coder-plus"
-    assert settings.chat_recording is True
+    assert settings.chat_recording is True and settings.new_file_bom is True
     notes = [n.split(" in ")[0] for n in dropped_notes(settings)]
-    assert notes == [
-        "headwire: note: general.outputStyle",
-        "headwire: note: general.gitCoAuthor",
-        "headwire: note: general.defaultFileEncoding",
-    ]
+    assert notes == ["headwire: note: general.outputStyle", "headwire: note: general.gitCoAuthor"]
     quiet = {"general": {"outputLanguage": "auto", "gitCoAuthor": {"commit": False}}}
     quiet["output"] = {"format": "text"}
     (user / "settings.json").write_text(json.dumps(quiet))

@@ -421,6 +421,7 @@ async def build_runtime(
             web_fetch_allow_private=settings.web_fetch_allow_private,
             todo_dir=root / "todos",
             shell_read_only=is_read_only_command,
+            new_file_bom=settings.new_file_bom,
         )
         tools = session_tools(options, core or None, split_rules(args.exclude_tools) or None)
         if only is not None:

@@ -74,7 +74,6 @@ INTERFACE_KEYS = (
             "preventSystemSleep",
             "outputStyle",
             "gitCoAuthor",
-            "defaultFileEncoding",
         )
     ),
     "output.showTimestamps",
@@ -470,6 +469,12 @@ PROJECT_TABLE: tuple[ProjectEntry, ...] = (
         "setting",
         "trusted",
         "switches off the session record the user reviews, resumes and audits a run by",
+    ),
+    ProjectEntry(
+        "general.defaultFileEncoding",
+        "setting",
+        "any",
+        "whether a file the tools create starts with a byte order mark; no content changes",
     ),
     ProjectEntry(
         "general.outputLanguage",

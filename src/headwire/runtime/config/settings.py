@@ -471,6 +471,9 @@ class Settings:
     """``outboundCorrelation.propagateTraceContext``: ``TRACEPARENT`` in shell and hook children,
     ``traceparent`` on model requests."""
     chat_recording: bool = True
+    new_file_bom: bool = False
+    """``general.defaultFileEncoding: "utf-8-bom"``: a file ``write_file`` or ``edit`` creates
+    starts with UTF-8's byte order mark."""
     output_language: str | None = None
     """``general.outputLanguage``: the language the model is told to answer in (``auto``: the
     user's)."""
@@ -617,6 +620,7 @@ def merge_layers(layers: tuple[SettingsLayer, ...]) -> Settings:
         propagate_trace_context=bool(top("outboundCorrelation.propagateTraceContext")),
         allow_dynamic_headers=top("outboundCorrelation.allowDynamicHeaderValues") is True,
         chat_recording=top("general.chatRecording") is not False,
+        new_file_bom=top("general.defaultFileEncoding") == "utf-8-bom",
         output_format=top("output.format"),
         output_language=top("general.outputLanguage"),
         telemetry=MappingProxyType(
@@ -674,10 +678,6 @@ _UNAPPLIED: dict[str, tuple[Callable[[Any], bool], str]] = {
     "general.gitCoAuthor": (
         lambda v: isinstance(v, Mapping) and any(x is True for x in v.values()),
         "headwire adds no attribution lines to commits or pull requests",
-    ),
-    "general.defaultFileEncoding": (
-        lambda v: v == "utf-8-bom",
-        "headwire writes new files as UTF-8 without a byte order mark",
     ),
 }
 """Qwen Code keys whose effect headwire does not reproduce: when to name one at start (a value

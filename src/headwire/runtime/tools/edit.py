@@ -34,7 +34,13 @@ from headwire.runtime.tools.paths import (
 )
 from headwire.runtime.tools.read_file import looks_binary
 from headwire.runtime.tools.read_ledger import ReadLedger
-from headwire.runtime.tools.write_file import stat_target, unified_diff, write_error
+from headwire.runtime.tools.write_file import (
+    PLAIN,
+    FileFormat,
+    stat_target,
+    unified_diff,
+    write_error,
+)
 
 SNIPPET_CONTEXT = 4
 SNIPPET_MAX_LINES = 1_000
@@ -206,8 +212,10 @@ class EditTool:
     writes_files: bool = True
     """Writes through :mod:`headwire.runtime.tools.atomic` (see ``base.writes_files``)."""
 
-    def __init__(self, ledger: ReadLedger | None = None) -> None:
+    def __init__(self, ledger: ReadLedger | None = None, *, new_file: FileFormat = PLAIN) -> None:
         self.ledger = ledger if ledger is not None else ReadLedger()
+        self.new_file = new_file
+        """How a file created with an empty ``old_string`` is stored (see ``write_file``)."""
 
     def validate(self, args: dict[str, Any]) -> str | None:
         """Schema check plus upstream's path rules."""
@@ -258,8 +266,11 @@ class EditTool:
         except OSError as exc:
             message = f"Error preparing edit: {exc.strerror}"
             return failure(message, message, message, "edit_preparation_failure")
-        stored = updated.replace("\n", "\r\n") if original.crlf else updated
-        data = (codecs.BOM_UTF8 if original.bom else b"") + stored.encode("utf-8")
+        if original.text is None:
+            stored = self.new_file
+        else:
+            stored = FileFormat(bom=codecs.BOM_UTF8 if original.bom else b"", crlf=original.crlf)
+        data = stored.encode(updated)
         try:
             self.ledger.record_write(write_atomically(path, data))
         except (OSError, SpecialFile) as exc:

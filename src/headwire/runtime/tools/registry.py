@@ -32,7 +32,7 @@ from headwire.runtime.tools.ls import ListDirectoryTool
 from headwire.runtime.tools.read_file import ReadFileTool
 from headwire.runtime.tools.read_ledger import ReadLedger
 from headwire.runtime.tools.shell import ReadOnlyCheck, ShellTool, nothing_is_read_only
-from headwire.runtime.tools.write_file import WriteFileTool
+from headwire.runtime.tools.write_file import PLAIN, FileFormat, WriteFileTool
 
 CORE_TOOLS = frozenset(
     {
@@ -145,20 +145,23 @@ def rule_matches(rule: str, name: str) -> bool:
 
 
 def builtin_tools(
-    ledger: ReadLedger | None = None, *, read_only: ReadOnlyCheck = nothing_is_read_only
+    ledger: ReadLedger | None = None,
+    *,
+    read_only: ReadOnlyCheck = nothing_is_read_only,
+    new_file: FileFormat = PLAIN,
 ) -> list[Tool]:
     """Fresh instances of the seven built-in tools, for one session: the file tools share one
     :class:`~headwire.runtime.tools.read_ledger.ReadLedger` (read before write): ``ledger``,
     or a new one.  The shell tool is given ``read_only``, the permission layer's check of a
-    read-only command."""
+    read-only command; ``write_file`` and ``edit`` store a file they create as ``new_file``."""
     ledger = ledger if ledger is not None else ReadLedger()
     return [
         ReadFileTool(ledger),
-        WriteFileTool(ledger),
+        WriteFileTool(ledger, new_file=new_file),
         ShellTool(read_only),
         GrepTool(ledger),
         GlobTool(),
-        EditTool(ledger),
+        EditTool(ledger, new_file=new_file),
         ListDirectoryTool(),
     ]
 

@@ -30,6 +30,7 @@ from headwire.runtime.tools.registry import (
 from headwire.runtime.tools.shell import ReadOnlyCheck, nothing_is_read_only
 from headwire.runtime.tools.todo_write import TodoWriteTool
 from headwire.runtime.tools.web_fetch import WebFetchTool
+from headwire.runtime.tools.write_file import PLAIN, UTF8_BOM
 
 OPT_IN_TOOLS = {
     "list_directory": "tools.listDirectory.enabled",
@@ -49,6 +50,9 @@ class ToolOptions:
     """Where ``todo_write`` keeps lists (``<data dir>/todos``); ``None`` leaves it out."""
     shell_read_only: ReadOnlyCheck = nothing_is_read_only
     """The shell tool's check of a read-only command (from the permission layer)."""
+    new_file_bom: bool = False
+    """``general.defaultFileEncoding: "utf-8-bom"``: files the tools create start with
+    UTF-8's byte order mark."""
 
 
 def session_tools(
@@ -61,7 +65,11 @@ def session_tools(
     named = {parse_rule(entry)[0] for entry in core_list}
     ledger = ReadLedger()
     tools: list[Tool] = [
-        *builtin_tools(ledger, read_only=options.shell_read_only),
+        *builtin_tools(
+            ledger,
+            read_only=options.shell_read_only,
+            new_file=UTF8_BOM if options.new_file_bom else PLAIN,
+        ),
         WebFetchTool(allow_private=options.web_fetch_allow_private),
         NotebookEditTool(ledger),
     ]

@@ -11,15 +11,22 @@ changed since (:mod:`headwire.runtime.tools.read_ledger`).  The write is atomic
 the target, so a failed write leaves the original whole and a hard link does not carry the
 write elsewhere.  Directories are opened following no symlink, so a symlink swapped in after
 the workspace check cannot redirect the write; FIFOs, sockets and devices are refused.
+
+A replaced text file keeps how it was stored (:class:`FileFormat`, as upstream keeps it): a
+byte order mark (UTF-8, or UTF-16 with its encoding) and CRLF line endings, so a model that
+reads a Windows file and writes it back does not change every line.  A new file is plain
+UTF-8, or UTF-8 with a mark under ``general.defaultFileEncoding: "utf-8-bom"``.
 """
 
 from __future__ import annotations
 
+import codecs
 import errno
 import os
 from pathlib import Path
 from typing import Any
 
+from headwire.records import dataclass
 from headwire.runtime.tools.atomic import target_for_write, write_atomically
 from headwire.runtime.tools.base import ApprovalMode, ToolContext, ToolKind, ToolOutcome
 from headwire.runtime.tools.offload import in_thread
@@ -34,6 +41,7 @@ from headwire.runtime.tools.paths import (
     open_parent_confined,
     open_regular_for_reading,
 )
+from headwire.runtime.tools.read_file import looks_binary
 from headwire.runtime.tools.read_ledger import ReadLedger
 
 DIFF_MAX_CHARS = 1_000_000
@@ -102,16 +110,67 @@ def write_error(raw: str, exc: OSError | SpecialFile) -> ToolOutcome:
     return failure(message, message, message, kind)
 
 
-def read_existing(path: Path) -> tuple[bool, str | None]:
-    """Whether ``path`` exists, and its text when small enough to diff."""
+@dataclass(frozen=True, slots=True)
+class FileFormat:
+    """How a text file's bytes hold its text: the codec, the byte order mark written first
+    (``b""``: none) and whether line endings are CRLF."""
+
+    codec: str = "utf-8"
+    bom: bytes = b""
+    crlf: bool = False
+
+    def encode(self, text: str) -> bytes:
+        """``text`` stored this way: every line ending CRLF when ``crlf`` (a lone CR is kept),
+        a leading U+FEFF dropped where the mark is written (never two marks)."""
+        if self.crlf:
+            text = text.replace("\r\n", "\n").replace("\n", "\r\n")
+        if self.bom:
+            text = text.removeprefix("\ufeff")
+        return self.bom + text.encode(self.codec)
+
+
+PLAIN = FileFormat()
+"""UTF-8, no mark, the line endings as given: a new file, or a replaced binary one."""
+UTF8_BOM = FileFormat(bom=codecs.BOM_UTF8)
+"""A new file under ``general.defaultFileEncoding: "utf-8-bom"``."""
+_MARKS = (  # UTF-32's marks begin with UTF-16's: they come first
+    (codecs.BOM_UTF32_LE, "utf-32-le"),
+    (codecs.BOM_UTF32_BE, "utf-32-be"),
+    (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+_CHUNK = 1 << 20
+
+
+def read_existing(path: Path) -> tuple[bool, str | None, FileFormat]:
+    """Whether ``path`` exists, its text when small enough to diff (decoded as stored,
+    undecodable bytes replaced), and its :class:`FileFormat` (:data:`PLAIN` when it looks
+    binary).  A file too large to diff is read in chunks until a CRLF shows, never whole."""
     try:
         fd = open_regular_for_reading(path)
     except FileNotFoundError:
-        return False, None
+        return False, None, PLAIN
     with os.fdopen(fd, "rb") as handle:
-        if os.fstat(fd).st_size > DIFF_MAX_CHARS:
-            return True, None
-        return True, handle.read().decode("utf-8", errors="replace")
+        keep = os.fstat(fd).st_size <= DIFF_MAX_CHARS
+        head = handle.read(4_096)
+        bom, codec = next(((m, c) for m, c in _MARKS if head.startswith(m)), (b"", "utf-8"))
+        if not bom and looks_binary(head):
+            data = head + handle.read() if keep else b""
+            return True, data.decode("utf-8", errors="replace") if keep else None, PLAIN
+        decoder = codecs.getincrementaldecoder(codec)(errors="replace")
+        parts: list[str] = []
+        crlf, last_cr, chunk = False, False, head[len(bom) :]
+        while True:
+            text = decoder.decode(chunk, final=not chunk)
+            crlf = crlf or "\r\n" in text or (last_cr and text.startswith("\n"))
+            last_cr = text.endswith("\r") if text else last_cr
+            if keep:
+                parts.append(text)
+            if not chunk or (crlf and not keep):
+                break
+            chunk = handle.read(_CHUNK)
+    return True, "".join(parts) if keep else None, FileFormat(codec, bom, crlf)
 
 
 class WriteFileTool:
@@ -149,8 +208,11 @@ class WriteFileTool:
     writes_files: bool = True
     """Writes through :mod:`headwire.runtime.tools.atomic` (see ``base.writes_files``)."""
 
-    def __init__(self, ledger: ReadLedger | None = None) -> None:
+    def __init__(self, ledger: ReadLedger | None = None, *, new_file: FileFormat = PLAIN) -> None:
         self.ledger = ledger if ledger is not None else ReadLedger()
+        self.new_file = new_file
+        """How a file this tool creates is stored (:data:`UTF8_BOM` under
+        ``general.defaultFileEncoding: "utf-8-bom"``)."""
 
     def validate(self, args: dict[str, Any]) -> str | None:
         """Schema check plus upstream's path rules."""
@@ -189,8 +251,9 @@ class WriteFileTool:
             refusal = self.ledger.refusal(stat_target(path), raw, "overwrite")
             if refusal is not None:
                 return refusal
-            existed, original = read_existing(path)
-            self.ledger.record_write(write_atomically(path, content.encode("utf-8")))
+            existed, original, stored = read_existing(path)
+            data = (stored if existed else self.new_file).encode(content)
+            self.ledger.record_write(write_atomically(path, data))
         except (OSError, SpecialFile) as exc:
             return write_error(raw, exc)
         if existed:
