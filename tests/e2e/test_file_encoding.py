@@ -181,7 +181,7 @@ def test_a_replaced_file_keeps_its_format_and_the_text(stored: bytes, text: str)
 
 def test_a_large_file_is_read_until_its_first_crlf(tmp_path: Path) -> None:
     """A file too large to diff is not read whole: its format is found in chunks."""
-    from headwire.runtime.tools.write_file import DIFF_MAX_CHARS, read_existing
+    from headwire.runtime.tools.write_file import DIFF_MAX_CHARS, FileFormat, read_existing
 
     big = tmp_path / "big"
     big.write_bytes(b"a\r\n" + b"b" * (4 * DIFF_MAX_CHARS))
@@ -192,5 +192,8 @@ def test_a_large_file_is_read_until_its_first_crlf(tmp_path: Path) -> None:
     assert read_existing(big)[2].crlf
     big.write_bytes(b"b\r" * DIFF_MAX_CHARS)
     assert not read_existing(big)[2].crlf
+    late = "b" * (2 * DIFF_MAX_CHARS) + "\r\n"
+    big.write_bytes(codecs.BOM_UTF16_LE + late.encode("utf-16-le"))
+    assert read_existing(big)[2] == FileFormat("utf-16-le", codecs.BOM_UTF16_LE, crlf=True)
     big.write_bytes(b"\0binary\r\n" * 10)
     assert read_existing(big)[2] == read_existing(tmp_path / "missing")[2]

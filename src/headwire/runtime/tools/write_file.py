@@ -24,7 +24,7 @@ import codecs
 import errno
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from headwire.records import dataclass
 from headwire.runtime.tools.atomic import target_for_write, write_atomically
@@ -158,6 +158,8 @@ def read_existing(path: Path) -> tuple[bool, str | None, FileFormat]:
         if not bom and looks_binary(head):
             data = head + handle.read() if keep else b""
             return True, data.decode("utf-8", errors="replace") if keep else None, PLAIN
+        if not keep and codec == "utf-8":  # CR and LF are never inside a UTF-8 sequence
+            return True, None, FileFormat(codec, bom, _has_crlf(head, handle))
         decoder = codecs.getincrementaldecoder(codec)(errors="replace")
         parts: list[str] = []
         crlf, last_cr, chunk = False, False, head[len(bom) :]
@@ -171,6 +173,18 @@ def read_existing(path: Path) -> tuple[bool, str | None, FileFormat]:
                 break
             chunk = handle.read(_CHUNK)
     return True, "".join(parts) if keep else None, FileFormat(codec, bom, crlf)
+
+
+def _has_crlf(head: bytes, rest: BinaryIO) -> bool:
+    """Whether ``head`` followed by what ``rest`` holds has a CR LF pair, read a chunk at a time
+    up to the first one (a pair split between chunks counts)."""
+    chunk, last_cr = head, False
+    while chunk:
+        if b"\r\n" in chunk or (last_cr and chunk.startswith(b"\n")):
+            return True
+        last_cr = chunk.endswith(b"\r")
+        chunk = rest.read(_CHUNK)
+    return False
 
 
 class WriteFileTool:
