@@ -26,7 +26,9 @@ Each CLI gets one uncounted warm-up run; then runs alternate between the CLIs (o
 ``--reps`` times).  Per CLI the script
 prints the medians of: wall time; peak memory of the process tree (the CLI and every
 descendant, RSS summed, sampled from ``/proc`` every ``--sample-ms``); ``--version`` wall time;
-and the bytes the run wrote to stdout; then each median's ratio to headwire's.  A CLI that
+and the bytes the run wrote to stdout; then each median's ratio to headwire's, and, next to
+headwire's ``--version``, its interpreter running an empty script (timed in the same rounds:
+the floor of any command written in Python).  A CLI that
 cannot run (not installed, no Node) is listed with the reason and left out.
 """
 
@@ -545,12 +547,17 @@ def run_task(peer: Peer, work: Path, command: str, sample_s: float) -> tuple[flo
 
 
 def run_version(peer: Peer) -> float:
+    return time_command([*peer.argv, "--version"], headwire=peer.name == "headwire")
+
+
+def time_command(argv: list[str], *, headwire: bool = False) -> float:
+    """Seconds from starting ``argv`` to its exit (stdin, stdout and stderr /dev/null)."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    if peer.name == "headwire":
+    if headwire:
         env["PYTHONPATH"] = str(ROOT / "src")
     started = time.perf_counter()
     subprocess.run(
-        [*peer.argv, "--version"],
+        argv,
         env=env,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
@@ -599,9 +606,13 @@ def main(argv: list[str] | None = None) -> int:
             except Exception as exc:  # one failing peer does not stop the others
                 peer.problem = f"run {rep + 1} failed: {exc}"
                 print(f"{peer.label}: {peer.problem}", flush=True)
+    floor: list[float] = []  # the interpreter headwire runs on, running an empty script
+    empty = work / "empty.py"
+    empty.write_text("")
     for _ in range(options.version_reps):
         for peer in active:
             peer.versions.append(run_version(peer))
+        floor.append(time_command([sys.executable, str(empty)], headwire=True))
     base = next((p for p in active if p.name == "headwire" and p.runs), None)
 
     def med(peer: Peer, index: int) -> float:
@@ -636,6 +647,11 @@ def main(argv: list[str] | None = None) -> int:
                 + ", ".join(f"{p.name} {med(base, 1) / med(p, 1):.2f}x" for p in others)
                 + " (goal <= 0.25)"
             )
+        print(
+            f"headwire --version: {statistics.median(base.versions) * 1000:.1f} ms (goal <= 12); "
+            f"its interpreter running an empty script (same rounds): "
+            f"{statistics.median(floor) * 1000:.1f} ms"
+        )
     return 0
 
 
