@@ -7,19 +7,24 @@ module performs what it decides.  After ``initialize`` the client calls:
 
 * ``initialize`` -> capabilities (``loadSession``, text and embedded-context prompts, MCP over
   stdio and HTTP), ``agentInfo``, no ``authMethods``;
-* ``session/new`` ``{cwd, mcpServers}`` -> ``{sessionId, modes}``, then an
+* ``session/new`` ``{cwd, mcpServers}`` -> ``{sessionId, modes, models, configOptions}``, then an
   ``available_commands_update``; the MCP servers are kept on the session (and connected by
   ``connect_mcp`` when one is given);
 * ``session/load`` ``{sessionId, cwd, mcpServers}``: the recording is replayed as the
   ``session/update`` notifications the live session sent (the same projection,
   :mod:`headwire.acp.event_updates`; each prompt as a ``user_message_chunk``), streamed record
-  by record (:mod:`headwire.acp.replay`), then answered with ``{modes}``; the session continues
-  where it stopped;
+  by record (:mod:`headwire.acp.replay`), then answered with ``{modes, models,
+  configOptions}``; the session continues where it stopped;
 * ``session/prompt`` ``{sessionId, prompt}``: one agent turn; text deltas, thoughts and tool
   calls stream as ``session/update``; the answer is ``{stopReason}`` (``end_turn``,
   ``cancelled``, ``max_turn_requests``, ``max_tokens``, ``refusal``: :func:`prompt_response`); a
   model failure is an error response;
 * ``session/set_mode`` ``{sessionId, modeId}``: the approval mode;
+* ``session/set_model`` ``{sessionId, modelId}`` (unstable in ACP; Qwen Code and Zed speak it):
+  the model from the next request on, switched as an SDK's ``set_model`` switches it;
+* ``session/set_config_option`` ``{sessionId, configId, value}``: ``mode`` or ``model``, answered
+  with every option's value (``session/new`` and ``session/load`` list the options, with the
+  ``models`` the session can switch to);
 * ``session/cancel`` (notification): stops the running prompt, its tool too (the shell's
   process group is killed), and that prompt answers ``cancelled``.
 
@@ -74,8 +79,10 @@ from headwire.acp.updates import (
     MODES,
     always_rule,
     available_commands_update,
+    config_options,
     initialize_result,
     mode_state,
+    model_state,
     permission_options,
     tool_kind,
     tool_locations,
@@ -121,6 +128,34 @@ OpenRuntime = Callable[..., Awaitable[SessionRuntime]]
 :func:`headwire.cli.build.build_runtime`, injected: this layer does not import the CLI)."""
 
 _MODE_IDS = frozenset(mode for mode, _, _ in MODES)
+
+
+def session_state(agent: Agent) -> dict[str, Any]:
+    """``modes``, ``models`` and ``configOptions`` of a session, as ``session/new`` and
+    ``session/load`` answer them."""
+    mode, model, choices = agent.config.approval_mode, agent.model.name, agent.model_choices()
+    return {
+        "modes": mode_state(mode),
+        "models": model_state(model, choices),
+        "configOptions": config_options(mode, model, choices),
+    }
+
+
+def _set_mode(agent: Agent, mode: str) -> None:
+    if mode not in _MODE_IDS:
+        raise rpc.RpcError.invalid_params(f"unknown mode {mode!r}; one of {sorted(_MODE_IDS)}")
+    agent.config.approval_mode = mode  # type: ignore[assignment]
+
+
+def _set_model(agent: Agent, model: str) -> None:
+    if not model.strip():
+        raise rpc.RpcError.invalid_params("modelId: expected a model name")
+    try:
+        agent.switch_model(model)
+    except ConfigError as exc:  # a catalog entry that cannot run here: nothing changed
+        raise rpc.RpcError.invalid_params(str(exc)) from None
+
+
 _PIPE_BYTES = 1 << 20
 """Pipe capacity asked for on stdout (Linux caps it at ``/proc/sys/fs/pipe-max-size``)."""
 _SHUTDOWN_WAIT_S = 10.0
@@ -164,6 +199,8 @@ class AcpServer:
             "session/load": self.load_session,
             "session/prompt": self.prompt,
             "session/set_mode": self.set_mode,
+            "session/set_model": self.set_model,
+            "session/set_config_option": self.set_config_option,
         }
 
     # -- output -------------------------------------------------------------------------------
@@ -364,7 +401,7 @@ class AcpServer:
         cwd, servers = cwd_param(p), mcp_servers_param(p)
         session = await self._open(str(uuid4()), cwd, servers, None)
         self._after_open(session)
-        return {"sessionId": session.id, "modes": mode_state(session.agent.config.approval_mode)}
+        return {"sessionId": session.id, **session_state(session.agent)}
 
     async def load_session(self, params: Any) -> dict[str, Any]:
         """``session/load``: replay the recording (streamed, projected), then continue it."""
@@ -391,17 +428,39 @@ class AcpServer:
         finally:
             self._loads.discard(current)
         self._after_open(session)
-        return {"modes": mode_state(session.agent.config.approval_mode)}
+        return session_state(session.agent)
 
     async def set_mode(self, params: Any) -> dict[str, Any]:
         """``session/set_mode``: the approval mode used from the next tool call on."""
         p = object_params(params)
-        session = self._session(p)
-        mode = string_param(p, "modeId")
-        if mode not in _MODE_IDS:
-            raise rpc.RpcError.invalid_params(f"unknown mode {mode!r}; one of {sorted(_MODE_IDS)}")
-        session.agent.config.approval_mode = mode  # type: ignore[assignment]
+        _set_mode(self._session(p).agent, string_param(p, "modeId"))
         return {}
+
+    async def set_model(self, params: Any) -> dict[str, Any]:
+        """``session/set_model``: the model from the next request on (ACP's unstable method,
+        as Qwen Code and Zed speak it): any name the run's provider takes."""
+        p = object_params(params)
+        _set_model(self._session(p).agent, string_param(p, "modelId"))
+        return {}
+
+    async def set_config_option(self, params: Any) -> dict[str, Any]:
+        """``session/set_config_option``: ``mode`` or ``model``, to one of the option's values;
+        the answer is every option with its value after the change."""
+        p = object_params(params)
+        agent = self._session(p).agent
+        config_id, value = string_param(p, "configId"), string_param(p, "value")
+        if config_id == "mode":
+            _set_mode(agent, value)
+        elif config_id == "model":
+            offered = [model_id for model_id, _ in agent.model_choices()]
+            if value not in offered:
+                raise rpc.RpcError.invalid_params(f"unknown model {value!r}; one of {offered}")
+            _set_model(agent, value)
+        else:
+            raise rpc.RpcError.invalid_params(
+                f"unknown configId {config_id!r}; one of ['mode', 'model']"
+            )
+        return {"configOptions": session_state(agent)["configOptions"]}
 
     async def prompt(self, params: Any) -> dict[str, Any]:
         """``session/prompt``: run one turn and answer with its stop reason."""

@@ -114,6 +114,40 @@ def mode_state(current: str) -> dict[str, Any]:
     }
 
 
+def model_state(current: str, choices: list[tuple[str, str]]) -> dict[str, Any]:
+    """``models`` of ``session/new`` and ``session/load``: the model sent and the models
+    ``session/set_model`` offers, ``choices`` being ``(id, display name)`` pairs."""
+    return {
+        "currentModelId": current,
+        "availableModels": [{"modelId": i, "name": n} for i, n in choices],
+    }
+
+
+def config_options(mode: str, model: str, choices: list[tuple[str, str]]) -> list[dict[str, Any]]:
+    """``configOptions`` of ``session/new``, ``session/load`` and the answer to
+    ``session/set_config_option``: the approval mode and the model, each a select."""
+    return [
+        {
+            "id": "mode",
+            "name": "Mode",
+            "description": "Session permission mode",
+            "category": "mode",
+            "type": "select",
+            "currentValue": mode,
+            "options": [{"value": i, "name": n, "description": d} for i, n, d in MODES],
+        },
+        {
+            "id": "model",
+            "name": "Model",
+            "description": "AI model to use",
+            "category": "model",
+            "type": "select",
+            "currentValue": model,
+            "options": [{"value": i, "name": n} for i, n in choices],
+        },
+    ]
+
+
 def permission_options(tool: Tool, args: dict[str, Any]) -> list[dict[str, Any]]:
     """The options of one permission request; "always" names the rule it would add."""
     label = always_rule(tool, args)

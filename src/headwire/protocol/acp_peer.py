@@ -39,7 +39,15 @@ NOT_INITIALIZED = -32002
 """A request other than ``initialize`` arrived first (the code LSP uses for the same case)."""
 
 METHODS = frozenset(
-    {"initialize", "session/new", "session/load", "session/prompt", "session/set_mode"}
+    {
+        "initialize",
+        "session/new",
+        "session/load",
+        "session/prompt",
+        "session/set_mode",
+        "session/set_model",
+        "session/set_config_option",
+    }
 )
 """The requests headwire's agent answers."""
 

@@ -252,11 +252,10 @@ class Repl:
         elif command.name == "model":
             if arg:
                 try:
-                    agent.model.name = arg  # a model of another catalog route: its own client
+                    agent.switch_model(arg)
                 except ConfigError as exc:
                     warn(f"model: {exc}")
                     return
-                agent.config.model_name = arg
             warn(f"model: {agent.model.name}")
         elif command.name == "approval-mode":
             if arg and arg not in APPROVAL_MODES:
@@ -303,8 +302,7 @@ class Repl:
         await self._close()
         await self._open(plan)
         assert self.runtime is not None
-        self.runtime.agent.model.name = model
-        self.runtime.agent.config.model_name = model
+        self.runtime.agent.switch_model(model)
         self.runtime.agent.config.approval_mode = mode
 
 

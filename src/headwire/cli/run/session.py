@@ -312,11 +312,10 @@ class Session:
         elif subtype == "set_model":
             model = str(request["model"])
             try:
-                agent.model.name = model  # a model of another catalog route: its own client
+                agent.switch_model(model)
             except ConfigError as exc:
                 self.perform([self.control.refuse(request_id, str(exc))])
                 return
-            config.model_name = model
             response = {"subtype": "set_model", "model": model}
         elif subtype == "set_permission_mode":
             mode = PERMISSION_MODES.get(sc.as_text(request.get("mode")))
@@ -347,11 +346,7 @@ class Session:
             self.turns.put_nowait(_Compact(request_id))  # after the running turn, in order
             return
         elif subtype == "get_available_models":
-            name = agent.model.name
-            models = [{"id": name, "name": name}]
-            for model_id, label in getattr(agent.model, "choices", ()):  # the user's catalog
-                if model_id != name:
-                    models.append({"id": model_id, "name": label})
+            models = [{"id": i, "name": label} for i, label in agent.model_choices()]
             response = {"subtype": subtype, "models": models}
         else:  # get_usage_info
             response = {"subtype": subtype, "usage": dict(self.usage_totals)}

@@ -255,6 +255,21 @@ class Agent:
             after=self._post_compact,
         )
 
+    def switch_model(self, name: str) -> None:
+        """Send ``name`` from the next request on: the one switch behind an SDK's
+        ``set_model``, ACP's ``session/set_model`` and model option, and the REPL's ``/model``.
+        A model of another catalog route brings its own client; a name that cannot run raises
+        :class:`~headwire.errors.ConfigError` and changes nothing."""
+        self.model.name = name
+        self.config.model_name = name
+
+    def model_choices(self) -> list[tuple[str, str]]:
+        """``(id, display name)`` of the models :meth:`switch_model` can take: the current one
+        first, then the user's catalog entries of the run's provider."""
+        name = self.model.name
+        catalog = getattr(self.model, "choices", ())
+        return [(name, name), *((i, label) for i, label in catalog if i != name)]
+
     def _table_window(self, model_name: str) -> int | None:
         """``model_name``'s window in the price/model table (``None``: not listed)."""
         entry = lookup(self.config.meter.prices, model_name)

@@ -1,0 +1,182 @@
+"""``headwire --acp``: the models an editor can switch a session to, and the switch itself.
+
+``session/new`` and ``session/load`` answer with ``models`` (the model sent and the user's
+catalog models of the run's provider, as Qwen Code answers) and ``configOptions`` (the approval
+mode and the model, each a select); ``session/set_config_option`` changes either,
+``session/set_model`` (ACP's unstable method, which Zed and Qwen Code speak) the model.  The
+switch is the one an SDK's ``set_model`` makes: the next request goes to the named catalog
+entry's server with its key; a model that cannot run is an error and changes nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.helpers import env_for
+from tests.e2e.test_acp_stop_reasons import Acp
+from tests.fakes.fake_openai import FakeOpenAI
+from tests.wire_schema import check_message
+
+acp = pytest.importorskip("acp")
+
+
+def _settings(home: Path, a: str, b: str, usual: str) -> None:
+    def entry(model: str, url: str, key: str, **more: Any) -> dict[str, Any]:
+        return {"id": model, "envKey": key, "baseUrl": url, **more}
+
+    settings = {
+        "security": {"auth": {"selectedType": "openai"}},
+        "env": {"KEY_A": "sk-a", "KEY_B": "sk-b", "OPENAI_BASE_URL": usual},
+        "model": {"name": "model-a"},
+        "modelProviders": {
+            "openai": [
+                entry("model-a", a, "KEY_A"),
+                entry("model-b", b, "KEY_B", name="B"),
+                entry("model-r", a, "KEY_A", wireApi="responses"),
+            ]
+        },
+    }
+    (home / ".headwire").mkdir(parents=True, exist_ok=True)
+    (home / ".headwire" / "settings.json").write_text(json.dumps(settings))
+
+
+def _sent(*fakes: tuple[str, FakeOpenAI]) -> list[tuple[str, str, str | None]]:
+    return [
+        (name, body["model"], {k.lower(): v for k, v in headers.items()}.get("authorization"))
+        for name, fake in fakes
+        for body, headers in zip(fake.requests, fake.request_headers, strict=True)
+    ]
+
+
+def test_set_model_and_the_model_option_over_raw_stdio(tmp_path: Path) -> None:
+    with (
+        FakeOpenAI([{"text": "from a"}]) as a,
+        FakeOpenAI([{"text": "from b"}]) as b,
+        FakeOpenAI([{"text": "from usual"}]) as usual,
+    ):
+        _settings(tmp_path / "home", a.base_url, b.base_url, usual.base_url)
+        client = Acp(tmp_path, [])
+        sent: list[dict[str, Any]] = []
+
+        def request(method: str, params: dict[str, Any]) -> dict[str, Any]:
+            message = {"jsonrpc": "2.0", "id": client.ids + 1, "method": method, "params": params}
+            check_message("acp", "input", message, method)
+            sent.append(message)
+            return client.request(method, params)
+
+        new = request("session/new", {"cwd": str(client.proj), "mcpServers": []})["result"]
+        client.session = new["sessionId"]
+        listed = [("model-a", "model-a"), ("model-b", "B")]
+        assert new["models"] == {
+            "currentModelId": "model-a",
+            "availableModels": [{"modelId": i, "name": n} for i, n in listed],
+        }
+        assert [o["id"] for o in new["configOptions"]] == ["mode", "model"]
+        mode, model = new["configOptions"]
+        assert (mode["currentValue"], mode["category"]) == ("yolo", "mode")
+        assert [o["value"] for o in mode["options"]] == ["plan", "default", "auto-edit", "yolo"]
+        assert model["currentValue"] == "model-a"
+        assert model["options"] == [{"value": i, "name": n} for i, n in listed]
+
+        assert client.prompt("one")["result"] == {"stopReason": "end_turn"}
+        sid = client.session
+        options = request(
+            "session/set_config_option", {"sessionId": sid, "configId": "model", "value": "model-b"}
+        )["result"]["configOptions"]
+        assert [o["currentValue"] for o in options] == ["yolo", "model-b"]
+        assert client.prompt("two")["result"] == {"stopReason": "end_turn"}
+
+        refused = request("session/set_model", {"sessionId": sid, "modelId": "model-r"})
+        assert (
+            refused["error"]["code"] == -32602 and "wireApi" in refused["error"]["data"]["details"]
+        )
+        unknown = request(
+            "session/set_config_option", {"sessionId": sid, "configId": "model", "value": "plain"}
+        )
+        assert (
+            unknown["error"]["code"] == -32602 and "model-b" in unknown["error"]["data"]["details"]
+        )
+        other = request(
+            "session/set_config_option", {"sessionId": sid, "configId": "effort", "value": "hi"}
+        )
+        assert other["error"]["code"] == -32602
+        assert request("session/set_model", {"sessionId": sid, "modelId": "plain"}) == {
+            "jsonrpc": "2.0",
+            "id": client.ids,
+            "result": {},
+        }
+        assert client.prompt("three")["result"] == {"stopReason": "end_turn"}
+        options = request(
+            "session/set_config_option", {"sessionId": sid, "configId": "mode", "value": "plan"}
+        )["result"]["configOptions"]
+        assert [o["currentValue"] for o in options] == ["plan", "plain"]
+        assert options[1]["options"][0] == {"value": "plain", "name": "plain"}
+        assert client.close() == 0
+        got = _sent(("a", a), ("b", b), ("usual", usual))
+    assert got == [
+        ("a", "model-a", "Bearer sk-a"),
+        ("b", "model-b", "Bearer sk-b"),
+        ("usual", "plain", None),
+    ]
+
+
+class _Client:
+    async def request_permission(self, *args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("no tool runs here")
+
+    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+        return None
+
+    def on_connect(self, conn: Any) -> None:
+        return None
+
+
+def test_the_acp_client_library_switches_the_model(tmp_path: Path) -> None:
+    """The published Python client (``agent-client-protocol``) reads ``configOptions`` and
+    changes the model with ``set_config_option``; every frame both ways fits the schema."""
+    (tmp_path / "proj").mkdir()
+    frames: list[tuple[str, dict[str, Any]]] = []
+
+    def observe(event: Any) -> None:
+        incoming = event.direction.value == "incoming"
+        frames.append(("output" if incoming else "input", event.message))
+
+    async def drive(base_a: str, base_b: str, base_usual: str) -> list[Any]:
+        _settings(tmp_path / "home", base_a, base_b, base_usual)
+        async with acp.spawn_agent_process(
+            _Client(),
+            sys.executable,
+            "-m",
+            "headwire",
+            "--acp",
+            env=env_for(tmp_path / "home"),
+            cwd=str(tmp_path / "proj"),
+            observers=[observe],
+        ) as (conn, _proc):
+            await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
+            new = await conn.new_session(cwd=str(tmp_path / "proj"), mcp_servers=[])
+            model = next(o for o in new.config_options if o.id == "model")
+            values = [o.value for o in model.options]
+            changed = await conn.set_config_option(
+                config_id="model", session_id=new.session_id, value=values[-1]
+            )
+            await conn.prompt(session_id=new.session_id, prompt=[acp.text_block("hi")])
+            return [values, [o.current_value for o in changed.config_options]]
+
+    with (
+        FakeOpenAI([{"text": "from a"}]) as a,
+        FakeOpenAI([{"text": "from b"}]) as b,
+        FakeOpenAI([]) as usual,
+    ):
+        values, current = asyncio.run(drive(a.base_url, b.base_url, usual.base_url))
+        got = _sent(("a", a), ("b", b), ("usual", usual))
+    assert values == ["model-a", "model-b"] and current == ["default", "model-b"]
+    assert got == [("b", "model-b", "Bearer sk-b")]
+    for direction, message in frames:
+        check_message("acp", direction, message, "acp frame")
