@@ -42,6 +42,11 @@ CASES: dict[str, tuple[bytes | None, list[dict[str, Any]], dict[str, Any]]] = {
         [{"tool": "write_file", "content": "\ufeffa\n"}],
         BOM_SETTING,
     ),
+    "new file with a lone surrogate": (
+        None,
+        [{"tool": "write_file", "content": "a\ud800b\n"}],
+        {},
+    ),
     "crlf file rewritten": (
         b"one\r\ntwo\r\n",
         [{"tool": "read_file"}, {"tool": "write_file", "content": "one\nthree\n"}],
@@ -197,3 +202,15 @@ def test_a_large_file_is_read_until_its_first_crlf(tmp_path: Path) -> None:
     assert read_existing(big)[2] == FileFormat("utf-16-le", codecs.BOM_UTF16_LE, crlf=True)
     big.write_bytes(b"\0binary\r\n" * 10)
     assert read_existing(big)[2] == read_existing(tmp_path / "missing")[2]
+
+
+def test_a_lone_surrogate_is_written_as_a_replacement_character() -> None:
+    """JSON lets a model send ``"\\ud800"``; Node writes it as U+FFFD, and so do the file
+    tools (before: the write failed with a Python traceback as the tool's error)."""
+    from headwire.runtime.tools.write_file import PLAIN, UTF8_BOM, FileFormat
+
+    assert PLAIN.encode("a\ud800b") == "a\ufffdb".encode()
+    assert PLAIN.encode("\ud83d\ude00 \udc00") == "\U0001f600 \ufffd".encode()
+    utf16 = FileFormat("utf-16-le", codecs.BOM_UTF16_LE, crlf=True)
+    assert utf16.encode("x\udfff\n") == codecs.BOM_UTF16_LE + "x\ufffd\r\n".encode("utf-16-le")
+    assert UTF8_BOM.encode("\ufeff\ud800") == codecs.BOM_UTF8 + "\ufffd".encode()

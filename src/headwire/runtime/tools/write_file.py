@@ -121,12 +121,17 @@ class FileFormat:
 
     def encode(self, text: str) -> bytes:
         """``text`` stored this way: every line ending CRLF when ``crlf`` (a lone CR is kept),
-        a leading U+FEFF dropped where the mark is written (never two marks)."""
+        a leading U+FEFF dropped where the mark is written (never two marks), a lone surrogate
+        (JSON's ``"\\ud800"`` reaches a tool as one) written as U+FFFD, as Node writes it."""
         if self.crlf:
             text = text.replace("\r\n", "\n").replace("\n", "\r\n")
         if self.bom:
             text = text.removeprefix("\ufeff")
-        return self.bom + text.encode(self.codec)
+        try:
+            return self.bom + text.encode(self.codec)
+        except UnicodeEncodeError:  # only lone surrogates fail: pairs join, the rest U+FFFD
+            units = text.encode("utf-16-le", "surrogatepass")
+            return self.bom + units.decode("utf-16-le", "replace").encode(self.codec)
 
 
 PLAIN = FileFormat()
