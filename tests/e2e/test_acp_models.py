@@ -38,7 +38,7 @@ def _settings(home: Path, a: str, b: str, usual: str) -> None:
             "openai": [
                 entry("model-a", a, "KEY_A"),
                 entry("model-b", b, "KEY_B", name="B"),
-                entry("model-r", a, "KEY_A", wireApi="responses"),
+                entry("model-r", "ftp://nowhere", "KEY_A"),
             ]
         },
     }
@@ -94,7 +94,8 @@ def test_set_model_and_the_model_option_over_raw_stdio(tmp_path: Path) -> None:
 
         refused = request("session/set_model", {"sessionId": sid, "modelId": "model-r"})
         assert (
-            refused["error"]["code"] == -32602 and "wireApi" in refused["error"]["data"]["details"]
+            refused["error"]["code"] == -32602
+            and "must start" in refused["error"]["data"]["details"]
         )
         unknown = request(
             "session/set_config_option", {"sessionId": sid, "configId": "model", "value": "plain"}

@@ -145,7 +145,8 @@ def test_upstream_sends_what_the_capture_says(tmp_path: Path) -> None:
 
 def test_set_model_takes_the_named_entrys_server_key_and_settings(tmp_path: Path) -> None:
     """In a persistent session, ``set_model`` to another catalog model sends the next turn to
-    that entry's server with its key and header; to a Responses API entry it is refused and
+    that entry's server with its key and header; to an entry that cannot run (its base URL is
+    not HTTP) it is refused and
     nothing changes; to a model the catalog does not list, the usual server is used.
     ``get_available_models`` lists the catalog's models the run can switch to."""
     from tests.e2e.test_session import Live, control, user
@@ -167,7 +168,7 @@ def test_set_model_takes_the_named_entrys_server_key_and_settings(tmp_path: Path
                 "openai": [
                     entry("model-a", a.base_url, "KEY_A", "a"),
                     entry("model-b", b.base_url, "KEY_B", "b", name="B"),
-                    entry("model-r", a.base_url, "KEY_A", "r", wireApi="responses"),
+                    entry("model-r", "ftp://nowhere", "KEY_A", "r"),
                 ]
             },
         }
@@ -186,7 +187,7 @@ def test_set_model_takes_the_named_entrys_server_key_and_settings(tmp_path: Path
         assert live.until("result")[-1]["result"] == "from b"
         live.send(control("2", "set_model", model="model-r"))
         refused = live.until("control_response")[-1]["response"]
-        assert refused["subtype"] == "error" and "wireApi" in refused["error"]
+        assert refused["subtype"] == "error" and "must start with http" in refused["error"]
         live.send(control("3", "set_model", model="plain"), user("three"))
         assert live.until("result")[-1]["result"] == "from usual"
         code, _ = live.finish()

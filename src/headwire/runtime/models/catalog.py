@@ -22,8 +22,7 @@ A model that is no entry's id runs as before.  What Qwen Code would skip, headwi
 a note: a provider id that names no protocol, the ``vertex-ai`` and ``qwen-oauth`` providers
 (which headwire does not speak), image-only and realtime-only routes (not chat models), and a
 repeated (protocol, id, baseUrl).  An entry on the Responses API (``wireApi: "responses"``,
-or the legacy ``openai-responses`` provider) is kept, and a run that selects it stops with a
-clear error: headwire speaks Chat Completions.  Pure: no I/O.
+or the legacy ``openai-responses`` provider) runs on :mod:`.responses`.  Pure: no I/O.
 """
 
 from __future__ import annotations

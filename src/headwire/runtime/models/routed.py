@@ -8,8 +8,8 @@ not list, on a run whose model it does not list either) only changes the name se
 
 :class:`RoutedModel` wraps the run's model and does that on assignment to ``name``: ``route``
 names a model's route (its catalog entry, or ``None``), ``build`` builds the client for a name.
-A name that cannot be built (a Responses API entry) raises the builder's error and changes
-nothing.  Clients left behind are closed with the model (:meth:`RoutedModel.aclose`).
+A name that cannot be built (an entry whose base URL is not HTTP) raises the builder's error
+and changes nothing.  Clients left behind are closed with the model (:meth:`RoutedModel.aclose`).
 """
 
 from __future__ import annotations

@@ -179,12 +179,6 @@ def resolve_provider(
             f"No model given: pass --model or set {' or '.join(names.models)}"
         )
     entry = settings.catalog.find(auth_type, model) if settings.catalog is not None else None
-    if entry is not None and entry.wire_api == RESPONSES:
-        raise ProviderConfigError(
-            f"{entry.where}: {model} is set up for the OpenAI Responses API (wireApi "
-            "responses); headwire speaks Chat Completions: set wireApi to chat-completions "
-            "or leave it out"
-        )
     api_key = base_url = None
     if entry is not None and entry.env_key and _given(env.get(entry.env_key)):
         api_key, sources["api_key"] = _given(env.get(entry.env_key)), entry.env_key
@@ -282,6 +276,10 @@ def make_model(config: ProviderConfig, **client_options: Any) -> Model:
             thinking_budget=config.thinking_budget,
             **client_options,
         )
+    if config.entry is not None and config.entry.wire_api == RESPONSES:
+        from headwire.runtime.models.responses import ResponsesModel
+
+        return ResponsesModel(config.base_url, config.api_key, config.model, **client_options)
     from headwire.runtime.models.openai import OpenAIModel
 
     return OpenAIModel(
@@ -328,7 +326,18 @@ def select_model(
         warn(note)
     consented = settings is not None and settings.dynamic_headers
     options = model_options(config, generation, env, session_id if consented else None)
+    if session_id and config.entry is not None and config.entry.wire_api == RESPONSES:
+        options["cache_key"] = cache_key_for(session_id)
     return make_model(config, **{**options, **client_options})
+
+
+def cache_key_for(session_id: str) -> str:
+    """A Responses request's ``prompt_cache_key``: the same for every request of a session,
+    so they share the server's prompt cache, and not the session id itself (a digest of it),
+    which leaves the machine only where the settings consent."""
+    import hashlib
+
+    return "headwire:" + hashlib.sha256(session_id.encode()).hexdigest()[:32]
 
 
 def no_endpoint_message(auth_type: str) -> str:

@@ -140,10 +140,15 @@ def test_the_first_of_two_entries_with_one_id_is_used() -> None:
     assert resolve_provider(ProviderChoice(model="m"), ENV, settings).base_url == "http://first"
 
 
-def test_a_responses_entry_stops_the_run_with_what_to_change() -> None:
-    settings = _settings(_entry(wireApi="responses"))
-    with pytest.raises(ProviderConfigError, match="wireApi to chat-completions"):
-        resolve_provider(ProviderChoice(model="m"), ENV, settings)
+def test_a_responses_entry_runs_on_the_responses_client() -> None:
+    from headwire.runtime.models.responses import ResponsesModel
+    from headwire.runtime.models.select import make_model
+
+    settings = _settings(_entry(wireApi="responses", baseUrl="http://r/v1"))
+    config = resolve_provider(ProviderChoice(model="m"), ENV, settings)
+    assert config.entry is not None and config.entry.wire_api == RESPONSES
+    model = make_model(config)
+    assert isinstance(model, ResponsesModel) and model.base_url == "http://r/v1"
 
 
 def test_an_entry_with_a_bad_base_url_is_refused() -> None:
