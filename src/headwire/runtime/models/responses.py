@@ -26,11 +26,13 @@ The answer is Server-Sent Events: ``response.output_text.delta`` (and ``refusal.
 arguments from the deltas, else the item's); ``response.completed`` ends the answer with its
 usage (``input_tokens`` with ``input_tokens_details.cached_tokens``), ``response.incomplete``
 with ``max_tokens`` (or ``refusal`` for a content filter); ``response.failed`` and ``error``
-are model errors (a server error retried, as an HTTP 500 would be).
+are model errors (a server error retried, as an HTTP 500 would be).  A request whose
+reasoning items the server refuses is sent once more without them.
 """
 
 from __future__ import annotations
 
+import re
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
@@ -41,6 +43,7 @@ from headwire.records import dataclass, field
 from headwire.runtime.http_body import Answer
 from headwire.runtime.models.base import (
     Finished,
+    ModelError,
     ModelEvent,
     ModelRequest,
     TextDelta,
@@ -136,6 +139,36 @@ class ResponsesModel(StreamingHttpModel):
         (:func:`~headwire.runtime.models.select.cache_key_for`)."""
         self._replay: OrderedDict[str, list[dict[str, Any]]] = OrderedDict()
         self._url = f"{self.base_url}/responses"
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        """Run one call (see the module docstring).  A server that refuses the reasoning items
+        sent back (HTTP 400 naming them: another organisation's, or expired) is asked once more
+        without any, as Qwen Code does; the items are forgotten."""
+        yielded = False
+        try:
+            async for event in super().stream(request):
+                yielded = True
+                yield event
+        except ModelError as error:
+            refused = error.status == 400 and re.search(
+                r"reasoning|encrypted", error.message, re.IGNORECASE
+            )
+            if yielded or not refused or not self._replays(request):
+                raise
+            self._replay.clear()
+            self._note("the server refused the reasoning sent back; asking again without it")
+            async for event in super().stream(request):
+                yield event
+
+    def _replays(self, request: ModelRequest) -> bool:
+        """Whether ``request`` would send back a remembered reasoning item."""
+        return any(
+            str(call.get("id") or "") in self._replay
+            for message in request.messages
+            if message.get("role") == "assistant"
+            for call in message.get("tool_calls") or []
+            if isinstance(call, dict)
+        )
 
     async def server_window(self) -> int | None:
         """The context window the server's model listing states (``None``: not stated)."""

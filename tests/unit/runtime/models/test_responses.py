@@ -156,6 +156,45 @@ def test_reasoning_and_calls_and_the_reasoning_sent_back() -> None:
     assert "".join(e.text for e in two if isinstance(e, TextDelta)) == "done"
 
 
+def test_refused_reasoning_is_dropped_and_the_request_sent_again() -> None:
+    call = {"thinking": "hm", "tool": "ls", "args": {}}
+    refusal = {"error_status": 400, "message": "The encrypted content could not be verified."}
+    with FakeResponses([call, refusal, {"text": "done"}, {"error_status": 400}]) as fake:
+        notes: list[str] = []
+        model = make(fake.base_url, reasoning={"effort": "low"}, diagnostics=notes.append)
+
+        async def go() -> tuple[list[ModelEvent], ModelError | None]:
+            one = [e async for e in model.stream(ModelRequest("", HELLO, TOOLS))]
+            (tool,) = [e for e in one if isinstance(e, ToolCall)]
+            turn = [
+                *HELLO,
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {"id": tool.call_id, "function": {"name": "ls", "arguments": "{}"}}
+                    ],
+                },
+                {"role": "tool", "tool_call_id": tool.call_id, "content": "a b"},
+            ]
+            two = [e async for e in model.stream(ModelRequest("", turn, TOOLS))]
+            try:  # a 400 with nothing to drop is the error it is
+                [e async for e in model.stream(ModelRequest("", turn, TOOLS))]
+            except ModelError as error:
+                return two, error
+            finally:
+                await model.aclose()
+            return two, None
+
+        two, error = asyncio.run(go())
+        kinds = [[i["type"] for i in r["input"]] for r in fake.requests[1:]]
+    assert "".join(e.text for e in two if isinstance(e, TextDelta)) == "done"
+    assert kinds[0] == ["message", "reasoning", "function_call", "function_call_output"]
+    assert kinds[1] == kinds[2] == ["message", "function_call", "function_call_output"]
+    assert error is not None and error.status == 400
+    assert any("refused the reasoning" in n for n in notes)
+
+
 def test_incomplete_failed_and_refused_answers() -> None:
     with FakeResponses(
         [
