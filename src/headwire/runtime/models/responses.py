@@ -22,8 +22,9 @@ On the wire: ``POST {base_url}/responses`` with ``Authorization: Bearer <key>`` 
 
 The answer is Server-Sent Events: ``response.output_text.delta`` (and ``refusal.delta``) become
 :class:`TextDelta`; ``reasoning_summary_text.delta`` and ``reasoning_text.delta``
-:class:`ThinkingDelta`; each ``function_call`` item, once done, a :class:`ToolCall` (its
-arguments from the deltas, else the item's); ``response.completed`` ends the answer with its
+:class:`ThinkingDelta`; each ``function_call`` item a :class:`ToolCall` (its arguments from
+the deltas, else the item's), yielded in order once the answer is complete;
+``response.completed`` ends the answer with its
 usage (``input_tokens`` with ``input_tokens_details.cached_tokens``), ``response.incomplete``
 with ``max_tokens`` (or ``refusal`` for a content filter); ``response.failed`` and ``error``
 are model errors (a server error retried, as an HTTP 500 would be).  A request whose
@@ -243,6 +244,8 @@ class ResponsesModel(StreamingHttpModel):
             raise self.dropped()
         if state.done and state.reasoning:
             self._remember(state.done[0].call_id, state.reasoning)
+        for call in state.done:  # once the answer is whole, as every provider yields them
+            yield call
         yield Finished(state.usage, state.stop_reason or ("tool_use" if state.done else "end_turn"))
 
     def _decode_json(self, body: bytes, prepared: Prepared) -> list[ModelEvent]:
@@ -273,7 +276,7 @@ class ResponsesModel(StreamingHttpModel):
         if state.done and state.reasoning:
             self._remember(state.done[0].call_id, state.reasoning)
         stop = state.stop_reason or ("tool_use" if state.done else "end_turn")
-        return [*events, Finished(state.usage, stop)]
+        return [*events, *state.done, Finished(state.usage, stop)]
 
     def _apply(self, state: _State, kind: str, data: dict[str, Any]) -> list[ModelEvent]:
         if kind in ("response.output_text.delta", "response.refusal.delta"):
@@ -343,9 +346,8 @@ class ResponsesModel(StreamingHttpModel):
                 "using {}"
             )
             args = {}
-        call = ToolCall(call_id, name, args)
-        state.done.append(call)
-        return [call]
+        state.done.append(ToolCall(call_id, name, args))
+        return []
 
     def _remember(self, call_id: str, items: list[dict[str, Any]]) -> None:
         self._replay[call_id] = items
