@@ -152,21 +152,8 @@ class AnthropicModel(StreamingHttpModel):
         self._native = host == "api.anthropic.com" or host.endswith(".anthropic.com")
         self._replay: OrderedDict[str, list[dict[str, Any]]] = OrderedDict()
 
-    async def server_window(self) -> int | None:
-        """The context window the server's model listing states for this model (vLLM's
-        ``max_model_len``, ``context_length``, ``max_input_tokens``, ``inputTokenLimit`` ...);
-        ``None`` when it does not say."""
-        from headwire.runtime.compaction import window_from_listing
-
-        _, data = await self.get_json(f"{self.base_url}/v1/models?limit=1000", self._headers())
-        return window_from_listing(data, self.name)
-
-    async def list_models(self) -> tuple[int, list[str]]:
-        """``GET {base_url}/v1/models``: the status and the model ids listed."""
-        status, data = await self.get_json(f"{self.base_url}/v1/models?limit=1000", self._headers())
-        items = data.get("data") if isinstance(data, dict) else None
-        ids = [str(m.get("id")) for m in items or [] if isinstance(m, dict) and m.get("id")]
-        return status, ids
+    def _models_url(self) -> str:
+        return f"{self.base_url}/v1/models?limit=1000"
 
     # -- request ---------------------------------------------------------------------------
 

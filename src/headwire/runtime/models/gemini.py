@@ -142,27 +142,18 @@ class GeminiModel(StreamingHttpModel):
         self._signatures: OrderedDict[str, str] = OrderedDict()
         self._native_ids: OrderedDict[str, None] = OrderedDict()
 
-    async def server_window(self) -> int | None:
-        """The context window the server's model listing states for this model (vLLM's
-        ``max_model_len``, ``context_length``, ``max_input_tokens``, ``inputTokenLimit`` ...);
-        ``None`` when it does not say."""
-        from headwire.runtime.compaction import window_from_listing
+    def _models_url(self) -> str:
+        return f"{self._api_root}/models?pageSize=1000"
 
-        _, data = await self.get_json(f"{self._api_root}/models?pageSize=1000", self._headers())
-        return window_from_listing(data, self.name)
-
-    async def list_models(self) -> tuple[int, list[str]]:
-        """``GET {api}/models``: the status and the model names listed (without ``models/``)."""
-        status, data = await self.get_json(
-            f"{self._api_root}/models?pageSize=1000", self._headers()
-        )
+    @staticmethod
+    def _model_ids(data: Any) -> list[str]:
+        """Gemini's ``{"models": [{"name": "models/..."}]}``, without ``models/``."""
         items = data.get("models") if isinstance(data, dict) else None
-        names = [
+        return [
             str(m.get("name")).removeprefix("models/")
             for m in items or []
             if isinstance(m, dict) and m.get("name")
         ]
-        return status, names
 
     # -- request ---------------------------------------------------------------------------
 

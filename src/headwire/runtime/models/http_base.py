@@ -314,6 +314,34 @@ class StreamingHttpModel:
 
     # -- plumbing --------------------------------------------------------------------------
 
+    async def server_window(self) -> int | None:
+        """The context window the server's model listing states for this model (vLLM's
+        ``max_model_len``, ``context_length``, ``max_input_tokens``, ``inputTokenLimit`` ...);
+        ``None`` when it does not say."""
+        from headwire.runtime.compaction import window_from_listing
+
+        _, data = await self.get_json(self._models_url(), self._headers())
+        return window_from_listing(data, self.name)
+
+    async def list_models(self) -> tuple[int, list[str]]:
+        """The status of the server's model listing and the model ids it lists."""
+        status, data = await self.get_json(self._models_url(), self._headers())
+        return status, self._model_ids(data)
+
+    def _models_url(self) -> str:
+        """Where the server lists its models: OpenAI's ``GET {base_url}/models``."""
+        return f"{self.base_url}/models"
+
+    @staticmethod
+    def _model_ids(data: Any) -> list[str]:
+        """The ids of a model listing: OpenAI's ``{"data": [{"id": ...}]}``."""
+        items = data.get("data") if isinstance(data, dict) else None
+        return [str(m.get("id")) for m in items or [] if isinstance(m, dict) and m.get("id")]
+
+    def _headers(self) -> dict[str, str]:
+        """The headers of a request to this server (a provider adds its key)."""
+        return self._base_headers()
+
     def _base_headers(self) -> dict[str, str]:
         return {
             "Content-Type": "application/json",

@@ -171,20 +171,6 @@ class ResponsesModel(StreamingHttpModel):
             if isinstance(call, dict)
         )
 
-    async def server_window(self) -> int | None:
-        """The context window the server's model listing states (``None``: not stated)."""
-        from headwire.runtime.compaction import window_from_listing
-
-        _, data = await self.get_json(f"{self.base_url}/models", self._headers())
-        return window_from_listing(data, self.name)
-
-    async def list_models(self) -> tuple[int, list[str]]:
-        """``GET {base_url}/models``: the status and the model ids listed."""
-        status, data = await self.get_json(f"{self.base_url}/models", self._headers())
-        items = data.get("data") if isinstance(data, dict) else None
-        ids = [str(m.get("id")) for m in items or [] if isinstance(m, dict) and m.get("id")]
-        return status, ids
-
     # -- request ---------------------------------------------------------------------------
 
     def _prepare(self, request: ModelRequest) -> Prepared:
