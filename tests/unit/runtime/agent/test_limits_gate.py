@@ -58,6 +58,7 @@ STREAM_CALLERS = {
     ("runtime/models/fallback.py", "FallbackModel.stream"): "a model wrapping models (one call)",
     ("runtime/models/routed.py", "RoutedModel.stream"): "a model wrapping its route's (one call)",
     ("runtime/models/openai.py", "OpenAIModel.stream"): "a model retrying its own request",
+    ("runtime/models/responses.py", "ResponsesModel.stream"): "a model retrying its own request",
     ("runtime/models/doctor.py", "_ask"): "headwire doctor's probe: no session, no limits",
     ("runtime/models/http_base.py", "StreamingHttpModel._attempt"): "httpx, not a model",
     ("runtime/models/http_base.py", "StreamingHttpModel.get_json"): "httpx, not a model",
