@@ -186,7 +186,12 @@ def test_a_replaced_file_keeps_its_format_and_the_text(stored: bytes, text: str)
 
 def test_a_large_file_is_read_until_its_first_crlf(tmp_path: Path) -> None:
     """A file too large to diff is not read whole: its format is found in chunks."""
-    from headwire.runtime.tools.write_file import DIFF_MAX_CHARS, FileFormat, read_existing
+    from headwire.runtime.tools.write_file import (
+        CRLF_SCAN_BYTES,
+        DIFF_MAX_CHARS,
+        FileFormat,
+        read_existing,
+    )
 
     big = tmp_path / "big"
     big.write_bytes(b"a\r\n" + b"b" * (4 * DIFF_MAX_CHARS))
@@ -200,6 +205,12 @@ def test_a_large_file_is_read_until_its_first_crlf(tmp_path: Path) -> None:
     late = "b" * (2 * DIFF_MAX_CHARS) + "\r\n"
     big.write_bytes(codecs.BOM_UTF16_LE + late.encode("utf-16-le"))
     assert read_existing(big)[2] == FileFormat("utf-16-le", codecs.BOM_UTF16_LE, crlf=True)
+    for mark, codec in ((b"", "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le")):
+        with big.open("wb") as sparse:  # a CRLF after the scanned part: taken for LF
+            sparse.write(mark + "a\n".encode(codec) * 4_096)
+            sparse.seek(CRLF_SCAN_BYTES + (1 << 20))
+            sparse.write("\r\n".encode(codec))
+        assert not read_existing(big)[2].crlf
     big.write_bytes(b"\0binary\r\n" * 10)
     assert read_existing(big)[2] == read_existing(tmp_path / "missing")[2]
 

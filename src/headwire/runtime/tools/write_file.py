@@ -146,12 +146,16 @@ _MARKS = (  # UTF-32's marks begin with UTF-16's: they come first
     (codecs.BOM_UTF16_BE, "utf-16-be"),
 )
 _CHUNK = 1 << 20
+CRLF_SCAN_BYTES = 64 << 20
+"""How far into a file too large to diff its line endings are looked for: a file whose first
+CRLF comes later is taken for LF, so replacing a huge file never reads more than this."""
 
 
 def read_existing(path: Path) -> tuple[bool, str | None, FileFormat]:
     """Whether ``path`` exists, its text when small enough to diff (decoded as stored,
     undecodable bytes replaced), and its :class:`FileFormat` (:data:`PLAIN` when it looks
-    binary).  A file too large to diff is read in chunks until a CRLF shows, never whole."""
+    binary).  A file too large to diff is read in chunks until a CRLF shows, never whole, and
+    no further than :data:`CRLF_SCAN_BYTES`."""
     try:
         fd = open_regular_for_reading(path)
     except FileNotFoundError:
@@ -176,18 +180,20 @@ def read_existing(path: Path) -> tuple[bool, str | None, FileFormat]:
                 parts.append(text)
             if not chunk or (crlf and not keep):
                 break
-            chunk = handle.read(_CHUNK)
+            scanned = handle.tell() >= CRLF_SCAN_BYTES
+            chunk = handle.read(_CHUNK) if keep or not scanned else b""
     return True, "".join(parts) if keep else None, FileFormat(codec, bom, crlf)
 
 
 def _has_crlf(head: bytes, rest: BinaryIO) -> bool:
-    """Whether ``head`` followed by what ``rest`` holds has a CR LF pair, read a chunk at a time
-    up to the first one (a pair split between chunks counts)."""
-    chunk, last_cr = head, False
-    while chunk:
+    """Whether ``head`` followed by what ``rest`` holds has a CR LF pair in its first
+    :data:`CRLF_SCAN_BYTES`, read a chunk at a time up to the first one (a pair split between
+    chunks counts)."""
+    chunk, last_cr, scanned = head, False, 0
+    while chunk and scanned < CRLF_SCAN_BYTES:
         if b"\r\n" in chunk or (last_cr and chunk.startswith(b"\n")):
             return True
-        last_cr = chunk.endswith(b"\r")
+        last_cr, scanned = chunk.endswith(b"\r"), scanned + len(chunk)
         chunk = rest.read(_CHUNK)
     return False
 
