@@ -50,8 +50,8 @@ MAX_EDIT_BYTES = 32 * 1024 * 1024
 @dataclass(frozen=True, slots=True)
 class _Original:
     text: str | None  # None: the file does not exist
-    bom: bool = False
-    crlf: bool = False
+    stored: FileFormat = PLAIN
+    """How the file holds its text (a UTF-8 mark, CRLF endings), kept by the edit."""
 
 
 class EditRefusal(ToolError):
@@ -86,8 +86,8 @@ def _load(path: Path, raw: str) -> _Original:
             "Failed to read content of file.",
             "read_content_failure",
         ) from exc
-    crlf = "\r\n" in text
-    return _Original(text.replace("\r\n", "\n"), bom, crlf)
+    stored = FileFormat(bom=codecs.BOM_UTF8 if bom else b"", crlf="\r\n" in text)
+    return _Original(text.replace("\r\n", "\n"), stored)
 
 
 def plan_edit(original: str | None, old: str, new: str, replace_all: bool, raw: str) -> str:
@@ -266,11 +266,7 @@ class EditTool:
         except OSError as exc:
             message = f"Error preparing edit: {exc.strerror}"
             return failure(message, message, message, "edit_preparation_failure")
-        if original.text is None:
-            stored = self.new_file
-        else:
-            stored = FileFormat(bom=codecs.BOM_UTF8 if original.bom else b"", crlf=original.crlf)
-        data = stored.encode(updated)
+        data = (self.new_file if original.text is None else original.stored).encode(updated)
         try:
             self.ledger.record_write(write_atomically(path, data))
         except (OSError, SpecialFile) as exc:

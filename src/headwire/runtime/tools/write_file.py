@@ -161,39 +161,29 @@ def read_existing(path: Path) -> tuple[bool, str | None, FileFormat]:
     except FileNotFoundError:
         return False, None, PLAIN
     with os.fdopen(fd, "rb") as handle:
-        keep = os.fstat(fd).st_size <= DIFF_MAX_CHARS
+        small = os.fstat(fd).st_size <= DIFF_MAX_CHARS
         head = handle.read(4_096)
         bom, codec = next(((m, c) for m, c in _MARKS if head.startswith(m)), (b"", "utf-8"))
         if not bom and looks_binary(head):
-            data = head + handle.read() if keep else b""
-            return True, data.decode("utf-8", errors="replace") if keep else None, PLAIN
-        if not keep and codec == "utf-8":  # CR and LF are never inside a UTF-8 sequence
-            return True, None, FileFormat(codec, bom, _has_crlf(head, handle))
-        decoder = codecs.getincrementaldecoder(codec)(errors="replace")
-        parts: list[str] = []
-        crlf, last_cr, chunk = False, False, head[len(bom) :]
-        while True:
-            text = decoder.decode(chunk, final=not chunk)
-            crlf = crlf or "\r\n" in text or (last_cr and text.startswith("\n"))
-            last_cr = text.endswith("\r") if text else last_cr
-            if keep:
-                parts.append(text)
-            if not chunk or (crlf and not keep):
-                break
-            scanned = handle.tell() >= CRLF_SCAN_BYTES
-            chunk = handle.read(_CHUNK) if keep or not scanned else b""
-    return True, "".join(parts) if keep else None, FileFormat(codec, bom, crlf)
+            text = (head + handle.read()).decode("utf-8", "replace") if small else None
+            return True, text, PLAIN
+        if small:
+            text = (head + handle.read())[len(bom) :].decode(codec, "replace")
+            return True, text, FileFormat(codec, bom, "\r\n" in text)
+        return True, None, FileFormat(codec, bom, _has_crlf(head[len(bom) :], handle, codec))
 
 
-def _has_crlf(head: bytes, rest: BinaryIO) -> bool:
-    """Whether ``head`` followed by what ``rest`` holds has a CR LF pair in its first
-    :data:`CRLF_SCAN_BYTES`, read a chunk at a time up to the first one (a pair split between
-    chunks counts)."""
+def _has_crlf(head: bytes, rest: BinaryIO, codec: str) -> bool:
+    """Whether the text of ``head`` followed by what ``rest`` holds (in ``codec``) has a CR LF
+    pair in its first :data:`CRLF_SCAN_BYTES`, decoded a chunk at a time up to the first one
+    (a pair split between chunks counts)."""
+    decoder = codecs.getincrementaldecoder(codec)(errors="replace")
     chunk, last_cr, scanned = head, False, 0
     while chunk and scanned < CRLF_SCAN_BYTES:
-        if b"\r\n" in chunk or (last_cr and chunk.startswith(b"\n")):
+        text = decoder.decode(chunk)
+        if "\r\n" in text or (last_cr and text.startswith("\n")):
             return True
-        last_cr, scanned = chunk.endswith(b"\r"), scanned + len(chunk)
+        last_cr, scanned = text.endswith("\r") if text else last_cr, scanned + len(chunk)
         chunk = rest.read(_CHUNK)
     return False
 
