@@ -57,6 +57,7 @@ sys.path.insert(0, str(ROOT / "src"))
 from tests.fakes.fake_anthropic import FakeAnthropic  # noqa: E402
 from tests.fakes.fake_gemini import FakeGemini  # noqa: E402
 from tests.fakes.fake_openai import FakeOpenAI  # noqa: E402
+from tests.fakes.fake_responses import reply_body  # noqa: E402
 
 NPM_PEERS = {
     "@anthropic-ai/claude-code": "2.1.332",
@@ -110,53 +111,11 @@ class _ResponsesHandler(BaseHTTPRequestHandler):
         )
         n = self.server.count = self.server.count + 1
         if answered:
-            item: dict[str, Any] = {
-                "type": "message",
-                "id": f"msg_{n}",
-                "role": "assistant",
-                "status": "completed",
-                "content": [{"type": "output_text", "text": "done", "annotations": []}],
-            }
+            reply: dict[str, Any] = {"text": "done"}
         else:
-            item = {
-                "type": "function_call",
-                "id": f"fc_{n}",
-                "call_id": f"call_{n}",
-                "name": "exec_command",
-                "arguments": json.dumps({"cmd": self.server.command}),
-                "status": "completed",
-            }
-        response: dict[str, Any] = {
-            "id": f"resp_{n}",
-            "object": "response",
-            "created_at": int(time.time()),
-            "status": "in_progress",
-            "model": request.get("model", "gpt-5.5") if isinstance(request, dict) else "gpt-5.5",
-            "output": [],
-        }
-        events = [
-            ("response.created", {"type": "response.created", "response": response}),
-            (
-                "response.output_item.added",
-                {"type": "response.output_item.added", "output_index": 0, "item": item},
-            ),
-            (
-                "response.output_item.done",
-                {"type": "response.output_item.done", "output_index": 0, "item": item},
-            ),
-        ]
-        usage = {
-            "input_tokens": 10,
-            "input_tokens_details": {"cached_tokens": 0},
-            "output_tokens": 5,
-            "output_tokens_details": {"reasoning_tokens": 0},
-            "total_tokens": 15,
-        }
-        done = {**response, "status": "completed", "output": [item], "usage": usage}
-        events.append(("response.completed", {"type": "response.completed", "response": done}))
-        body = b"".join(
-            f"event: {name}\ndata: {json.dumps(data)}\n\n".encode() for name, data in events
-        )
+            reply = {"tool": "exec_command", "args": {"cmd": self.server.command}}
+        model = request.get("model", "gpt-5.5") if isinstance(request, dict) else "gpt-5.5"
+        body = reply_body(reply, n, str(model))
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Content-Length", str(len(body)))

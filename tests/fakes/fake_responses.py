@@ -123,6 +123,14 @@ def reply_events(reply: dict[str, Any], n: int, model: str) -> list[tuple[str, d
     return [(name, {"type": name, **data}) for name, data in events]
 
 
+def reply_body(reply: dict[str, Any], n: int, model: str) -> bytes:
+    """The ``text/event-stream`` body answering ``reply`` (:func:`reply_events`, framed)."""
+    return b"".join(
+        f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
+        for name, data in reply_events(reply, n, model)
+    )
+
+
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
     protocol_version = "HTTP/1.1"
@@ -154,11 +162,7 @@ class _Handler(BaseHTTPRequestHandler):
             error = {"error": {"message": reply.get("message", "fake server error")}}
             self._send(int(reply["error_status"]), json.dumps(error).encode(), "application/json")
             return
-        events = reply_events(reply, n, str(request.get("model", "m")))
-        body = b"".join(
-            f"event: {name}\ndata: {json.dumps(data)}\n\n".encode() for name, data in events
-        )
-        self._send(200, body, "text/event-stream")
+        self._send(200, reply_body(reply, n, str(request.get("model", "m"))), "text/event-stream")
 
 
 class _Server(ThreadingHTTPServer):

@@ -339,8 +339,13 @@ class StreamingHttpModel:
         return [str(m.get("id")) for m in items or [] if isinstance(m, dict) and m.get("id")]
 
     def _headers(self) -> dict[str, str]:
-        """The headers of a request to this server (a provider adds its key)."""
-        return self._base_headers()
+        """The headers of a request to this server: the key as OpenAI's ``Authorization:
+        Bearer`` (a provider with its own scheme overrides this), then the custom headers."""
+        headers = self._base_headers()
+        if self._api_key:
+            headers["Authorization"] = f"Bearer {self._api_key}"
+        headers.update(self._extra_headers)
+        return headers
 
     def _base_headers(self) -> dict[str, str]:
         return {

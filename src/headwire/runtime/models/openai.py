@@ -234,13 +234,6 @@ class OpenAIModel(StreamingHttpModel):
         }
         return _OpenAIPrepared(self._url, dumps(body), self._headers(), bool(request.tools), tools)
 
-    def _headers(self) -> dict[str, str]:
-        headers = self._base_headers()
-        if self._api_key:
-            headers["Authorization"] = f"Bearer {self._api_key}"
-        headers.update(self._extra_headers)
-        return headers
-
     def _status_message(self, status: int, reason: str, body: bytes, prepared: Prepared) -> str:
         text = error_text(body)
         if prepared.has_tools and re.search(_NO_TOOL_SUPPORT, text, re.IGNORECASE):

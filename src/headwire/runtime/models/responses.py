@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import re
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 import orjson
@@ -100,35 +100,15 @@ class ResponsesModel(StreamingHttpModel):
         api_key: str | None,
         model: str,
         *,
-        timeout_s: float = 120,
-        max_retries: int = 3,
-        extra_headers: dict[str, str] | None = None,
-        retry_base_delay_s: float = 0.5,
-        max_retry_after_s: float = 60.0,
-        diagnostics: Callable[[str], None] | None = None,
-        stream_idle_timeout_s: float | None = None,
-        max_retry_delay_s: float | None = None,
-        session_id: str | None = None,
         sampling_params: Mapping[str, Any] | None = None,
         extra_body: Mapping[str, Any] | None = None,
         reasoning: Reasoning = None,
-        tool_result_format: str | None = None,
         cache_key: str | None = None,
+        **transport: Any,
     ) -> None:
-        super().__init__(
-            base_url,
-            api_key,
-            model,
-            timeout_s=timeout_s,
-            max_retries=max_retries,
-            extra_headers=extra_headers,
-            retry_base_delay_s=retry_base_delay_s,
-            max_retry_after_s=max_retry_after_s,
-            diagnostics=diagnostics,
-            stream_idle_timeout_s=stream_idle_timeout_s,
-            max_retry_delay_s=max_retry_delay_s,
-            session_id=session_id,
-        )
+        """``transport``: the base's timeouts, retries, headers and diagnostics
+        (:class:`~headwire.runtime.models.http_base.StreamingHttpModel`)."""
+        super().__init__(base_url, api_key, model, **transport)
         self.sampling_params = dict(sampling_params or {})
         self.extra_body = dict(extra_body or {})
         check_body_keys("sampling_params", self.sampling_params)
@@ -202,13 +182,6 @@ class ResponsesModel(StreamingHttpModel):
             body.setdefault(key, value)
         return Prepared(self._url, dumps(body), self._headers(), bool(tools))
 
-    def _headers(self) -> dict[str, str]:
-        headers = self._base_headers()
-        if self._api_key:
-            headers["Authorization"] = f"Bearer {self._api_key}"
-        headers.update(self._extra_headers)
-        return headers
-
     # -- streamed answer -------------------------------------------------------------------
 
     async def _decode(self, response: Answer, prepared: Prepared) -> AsyncIterator[ModelEvent]:
@@ -228,11 +201,8 @@ class ResponsesModel(StreamingHttpModel):
                 break
         if not state.finished:
             raise self.dropped()
-        if state.done and state.reasoning:
-            self._remember(state.done[0].call_id, state.reasoning)
-        for call in state.done:  # once the answer is whole, as every provider yields them
-            yield call
-        yield Finished(state.usage, state.stop_reason or ("tool_use" if state.done else "end_turn"))
+        for model_event in self._finish(state):
+            yield model_event
 
     def _decode_json(self, body: bytes, prepared: Prepared) -> list[ModelEvent]:
         """A gateway that ignored ``stream``: one ``response`` object, read item by item."""
@@ -246,23 +216,21 @@ class ResponsesModel(StreamingHttpModel):
         state, events = _State(), list[ModelEvent]()
         for index, item in enumerate(i for i in output if isinstance(i, dict)):
             if item.get("type") == "message":
-                for part in item.get("content") or []:
-                    text = part.get("text") if isinstance(part, dict) else None
-                    if isinstance(text, str) and text:
-                        events.append(TextDelta(text))
+                events += map(TextDelta, _texts(item.get("content")))
             elif item.get("type") == "reasoning":
-                for part in item.get("summary") or []:
-                    text = part.get("text") if isinstance(part, dict) else None
-                    if isinstance(text, str) and text:
-                        events.append(ThinkingDelta(text))
-            events += self._item_done(state, index, item)
-        status = data.get("status")
-        kind = "response.incomplete" if status == "incomplete" else "response.completed"
+                events += map(ThinkingDelta, _texts(item.get("summary")))
+            self._item_done(state, index, item)
+        kind = "response.incomplete" if data.get("status") == "incomplete" else "response.completed"
         self._apply(state, kind, {"response": data})
+        return [*events, *self._finish(state)]
+
+    def _finish(self, state: _State) -> list[ModelEvent]:
+        """The end of a whole answer: its tool calls in order (as every provider yields them),
+        then ``Finished``; the turn's reasoning items are kept for sending back."""
         if state.done and state.reasoning:
             self._remember(state.done[0].call_id, state.reasoning)
         stop = state.stop_reason or ("tool_use" if state.done else "end_turn")
-        return [*events, *state.done, Finished(state.usage, stop)]
+        return [*state.done, Finished(state.usage, stop)]
 
     def _apply(self, state: _State, kind: str, data: dict[str, Any]) -> list[ModelEvent]:
         if kind in ("response.output_text.delta", "response.refusal.delta"):
@@ -283,7 +251,7 @@ class ResponsesModel(StreamingHttpModel):
             if index in state.calls and isinstance(delta, str):
                 state.calls[index].parts.append(delta)
         elif kind == "response.output_item.done":
-            return self._item_done(state, index, item)
+            self._item_done(state, index, item)
         elif kind == "response.completed":
             state.usage = _usage(_envelope(data).get("usage"))
             state.finished = True
@@ -306,7 +274,8 @@ class ResponsesModel(StreamingHttpModel):
             raise failure
         return []
 
-    def _item_done(self, state: _State, index: int, item: dict[str, Any]) -> list[ModelEvent]:
+    def _item_done(self, state: _State, index: int, item: dict[str, Any]) -> None:
+        """A finished output item: a reasoning item kept, a function call settled."""
         kind = item.get("type")
         if kind == "reasoning" and isinstance(item.get("encrypted_content"), str):
             kept: dict[str, Any] = {"type": "reasoning"}
@@ -314,9 +283,9 @@ class ResponsesModel(StreamingHttpModel):
             summary = item.get("summary")
             kept["summary"] = summary if isinstance(summary, list) else []
             state.reasoning.append(kept)
-            return []
+            return
         if kind != "function_call":
-            return []
+            return
         streamed = state.calls.pop(index, None) or _Call()
         name = streamed.name or str(item.get("name") or "")
         if not name:
@@ -333,7 +302,6 @@ class ResponsesModel(StreamingHttpModel):
             )
             args = {}
         state.done.append(ToolCall(call_id, name, args))
-        return []
 
     def _remember(self, call_id: str, items: list[dict[str, Any]]) -> None:
         self._replay[call_id] = items
@@ -457,6 +425,12 @@ def _with_properties(node: Any) -> Any:
     if out.get("type") == "object" and "properties" not in out:
         out["properties"] = {}
     return out
+
+
+def _texts(parts: Any) -> list[str]:
+    """The non-empty ``text`` of each part of a message's ``content`` or a ``summary``."""
+    texts = (p.get("text") for p in parts if isinstance(p, dict)) if isinstance(parts, list) else ()
+    return [t for t in texts if isinstance(t, str) and t]
 
 
 def _envelope(data: dict[str, Any]) -> dict[str, Any]:

@@ -279,6 +279,7 @@ def make_model(config: ProviderConfig, **client_options: Any) -> Model:
     if config.entry is not None and config.entry.wire_api == RESPONSES:
         from headwire.runtime.models.responses import ResponsesModel
 
+        client_options.pop("tool_result_format", None)  # outputs are function_call_output text
         return ResponsesModel(config.base_url, config.api_key, config.model, **client_options)
     from headwire.runtime.models.openai import OpenAIModel
 
