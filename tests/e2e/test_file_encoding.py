@@ -21,7 +21,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.e2e.helpers import check_capture, each_case, needs_upstream, side_by_side
+from tests.e2e.helpers import (
+    check_capture,
+    each_case,
+    needs_upstream,
+    run_cli,
+    side_by_side,
+    write_script,
+)
 from tests.fakes.fake_openai import FakeOpenAI
 from tests.paths import ROOT
 
@@ -225,3 +232,21 @@ def test_a_lone_surrogate_is_written_as_a_replacement_character() -> None:
     utf16 = FileFormat("utf-16-le", codecs.BOM_UTF16_LE, crlf=True)
     assert utf16.encode("x\udfff\n") == codecs.BOM_UTF16_LE + "x\ufffd\r\n".encode("utf-16-le")
     assert UTF8_BOM.encode("\ufeff\ud800") == codecs.BOM_UTF8 + "\ufffd".encode()
+
+
+def test_only_a_trusted_project_marks_the_files_the_tools_create(tmp_path: Path) -> None:
+    """A mark before a script's ``#!`` stops the script running, so a project folder's
+    ``general.defaultFileEncoding`` counts only once the folder is trusted (the user's own
+    settings always count)."""
+    proj = tmp_path / "proj"
+    (proj / ".headwire").mkdir(parents=True)
+    (proj / ".headwire" / "settings.json").write_text(json.dumps(BOM_SETTING))
+    written = []
+    for n, trust in enumerate(([], ["--trust-project"])):
+        target = proj / f"run{n}.sh"
+        call = {"tool": "write_file", "args": {"file_path": str(target), "content": "#!/bin/sh\n"}}
+        script = write_script(tmp_path / f"s{n}.jsonl", [call, {"text": "done"}])
+        done = run_cli(["--script", str(script), "--yolo", *trust, "-p", "go"], tmp_path)
+        assert done.returncode == 0, done.stderr
+        written.append((target.read_bytes(), "ignoring general.defaultFileEncoding" in done.stderr))
+    assert written == [(b"#!/bin/sh\n", True), (codecs.BOM_UTF8 + b"#!/bin/sh\n", False)]

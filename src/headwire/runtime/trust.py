@@ -473,8 +473,9 @@ PROJECT_TABLE: tuple[ProjectEntry, ...] = (
     ProjectEntry(
         "general.defaultFileEncoding",
         "setting",
-        "any",
-        "whether a file the tools create starts with a byte order mark; no content changes",
+        "trusted",
+        "puts a byte order mark before every file the tools create (before a script's #!, "
+        "which then no longer runs)",
     ),
     ProjectEntry(
         "general.outputLanguage",
