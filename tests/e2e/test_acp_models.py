@@ -97,6 +97,9 @@ def test_set_model_and_the_model_option_over_raw_stdio(tmp_path: Path) -> None:
             refused["error"]["code"] == -32602
             and "must start" in refused["error"]["data"]["details"]
         )
+        for bad in ("x" * 100_000, "a\nb"):  # outside data, not a model name
+            refused = request("session/set_model", {"sessionId": sid, "modelId": bad})
+            assert refused["error"]["code"] == -32602, bad[:20]
         unknown = request(
             "session/set_config_option", {"sessionId": sid, "configId": "model", "value": "plain"}
         )

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 from headwire import events as ev
 from headwire.boundary import EXECUTION_DENIED
-from headwire.errors import HeadwireError
+from headwire.errors import ConfigError, HeadwireError
 from headwire.io.stdio import warn
 from headwire.records import dataclass, field
 from headwire.runtime.agent.context_keeper import ContextKeeper, ContextSettings
@@ -209,6 +209,11 @@ class _Stats:
         )
 
 
+MODEL_NAME_CHARS = 256
+"""The longest name :meth:`Agent.switch_model` takes (a client's ``set_model`` is outside data;
+the longest real model ids are under 100 characters)."""
+
+
 class Agent:
     """A session's model loop."""
 
@@ -258,8 +263,14 @@ class Agent:
     def switch_model(self, name: str) -> None:
         """Send ``name`` from the next request on: the one switch behind an SDK's
         ``set_model``, ACP's ``session/set_model`` and model option, and the REPL's ``/model``.
-        A model of another catalog route brings its own client; a name that cannot run raises
-        :class:`~headwire.errors.ConfigError` and changes nothing."""
+        A model of another catalog route brings its own client; a name that cannot run (or is
+        no model name: longer than :data:`MODEL_NAME_CHARS`, or holding a control character or
+        a lone surrogate) raises :class:`~headwire.errors.ConfigError` and changes nothing."""
+        if len(name) > MODEL_NAME_CHARS or not name.isprintable():
+            raise ConfigError(
+                f"not a model name: at most {MODEL_NAME_CHARS} printable characters, "
+                f"got {len(name)}"
+            )
         self.model.name = name
         self.config.model_name = name
 

@@ -55,3 +55,27 @@ def test_the_switch_has_these_users() -> None:
         if ".switch_model(" in path.read_text(encoding="utf-8")
     }
     assert users == USERS
+
+
+def test_what_is_no_model_name_is_refused_and_changes_nothing() -> None:
+    """A client's ``set_model`` is outside data: a megabyte of name, a control character or a
+    lone surrogate would go to the server and back out on every wire."""
+    import pytest
+
+    from headwire.errors import ConfigError
+    from headwire.runtime.agent.loop import MODEL_NAME_CHARS, Agent
+
+    class Config:
+        model_name = "m"
+
+    class Model:
+        name = "m"
+
+    agent = Agent.__new__(Agent)
+    agent.config, agent.model = Config(), Model()  # type: ignore[assignment]
+    for bad in ("x" * (MODEL_NAME_CHARS + 1), "a\nb", "\x1b[2J", "\ud800", "a\u2028b"):
+        with pytest.raises(ConfigError):
+            agent.switch_model(bad)
+        assert (agent.model.name, agent.config.model_name) == ("m", "m")
+    agent.switch_model("accounts/fireworks/models/qwen3 coder")
+    assert agent.config.model_name == "accounts/fireworks/models/qwen3 coder"
