@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from hypothesis import given
+from hypothesis import strategies as st
 
 from headwire.runtime.models.base import (
     Finished,
@@ -260,3 +261,74 @@ def test_converted_conversations_are_valid_input(messages: list[dict[str, Any]])
 
 def test_tools_without_a_name_are_left_out() -> None:
     assert responses_tools([{"type": "function", "function": {"description": "x"}}]) == []
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+_KINDS = st.sampled_from(
+    [
+        "response.output_text.delta",
+        "response.reasoning_summary_text.delta",
+        "response.output_item.added",
+        "response.function_call_arguments.delta",
+        "response.output_item.done",
+        "response.completed",
+        "response.incomplete",
+        "response.failed",
+        "error",
+        "response.created",
+    ]
+)
+_FIELDS = st.fixed_dictionaries(
+    {},
+    optional={
+        "delta": _JSON,
+        "output_index": _JSON,
+        "item": st.fixed_dictionaries(
+            {},
+            optional={
+                "type": st.sampled_from(["function_call", "reasoning", "message"]) | _JSON,
+                "name": _JSON,
+                "call_id": _JSON,
+                "arguments": _JSON,
+                "encrypted_content": _JSON,
+                "summary": _JSON,
+                "content": _JSON,
+            },
+        ),
+        "response": _JSON,
+        "error": _JSON,
+    },
+)
+
+
+@given(st.lists(st.tuples(_KINDS, _FIELDS), max_size=8))
+def test_any_events_decode_or_fail_as_a_model_error(events: list[tuple[str, Any]]) -> None:
+    """Whatever a server streams, in any order and shape, the decoder yields model events or
+    raises a model error (retried or not), never anything else; the same for a whole answer."""
+    from headwire.errors import ModelServerError
+    from headwire.runtime.models.responses import _State
+
+    model = make("http://127.0.0.1:9/v1")
+    state = _State()
+    try:
+        for kind, data in events:
+            for event in model._apply(state, kind, dict(data)):
+                assert isinstance(event, TextDelta | ThinkingDelta)
+        finished = model._finish(state)
+        assert isinstance(finished[-1], Finished)
+        assert all(isinstance(e, ToolCall) for e in finished[:-1])
+    except ModelServerError:
+        pass
+    body = {"status": "completed", "output": [d.get("item", d) for _, d in events]}
+    prepared = model._prepare(ModelRequest("", HELLO, []))
+    try:
+        whole = model._decode_json(json.dumps(body).encode(), prepared)
+        assert isinstance(whole[-1], Finished)
+    except ModelServerError:
+        pass
