@@ -9,7 +9,7 @@ local fake of its own API, started afresh for every run on 127.0.0.1:
 =========== =================================== ===========================================
 CLI         how it is run                       its fake
 =========== =================================== ===========================================
-headwire    its installed ``headwire`` command  OpenAI chat completions (tests/fakes)
+headwire    this checkout, installed (below)    OpenAI chat completions (tests/fakes)
 qwen        Qwen Code 0.24.4 (``oracle/``)      OpenAI chat completions (tests/fakes)
 claude      Claude Code 2.1.332 (npm)           Anthropic Messages (tests/fakes)
 gemini      Gemini CLI 0.61.0 (npm)             Gemini (tests/fakes)
@@ -17,8 +17,13 @@ codex       Codex 0.171.0 (its native binary)   OpenAI Responses (here: Codex sp
 opencode    OpenCode 1.18.33 (npm)              OpenAI chat completions (tests/fakes)
 =========== =================================== ===========================================
 
-The npm peers are installed once into ``<cache>/peers/npm`` (``npm install``; ``--no-install``
-skips it), and OpenCode's config-folder dependency into ``<cache>/peers/opencode-config-deps``.
+headwire is built from this checkout into a virtual environment of its own in
+``<cache>/peers/headwire``, as ``pipx install`` or ``uv tool install`` puts it: the package (not
+editable) and its dependencies, no pip, no setuptools, nothing on ``PYTHONPATH``
+(``--headwire current`` runs this interpreter's environment with the source on ``PYTHONPATH``
+instead).  The npm peers are installed once into ``<cache>/peers/npm`` (``npm install``;
+``--no-install`` skips it), and OpenCode's config-folder dependency into
+``<cache>/peers/opencode-config-deps``.
 Every setting that stops a peer's own network use (telemetry, update checks, model catalogs,
 plugins) is the one written up in ``shared/reference/peers-offline.md``.
 
@@ -164,6 +169,8 @@ class Peer:
     """Writes its settings into HOME for the fake's base URL; returns its own variables."""
     task_args: list[str]
     problem: str | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    """Variables of its own (headwire run from the source tree: ``PYTHONPATH``)."""
     runs: list[tuple[float, int, int]] = field(default_factory=list)
     versions: list[float] = field(default_factory=list)
 
@@ -304,15 +311,47 @@ def _npm_bin(cache: Path, name: str) -> Path:
     return fallback if name in _PLATFORM_BINARIES and stub and fallback.exists() else launcher
 
 
-def _headwire_argv() -> list[str]:
-    """The installed ``headwire`` command of this interpreter's environment (what a user runs),
-    else ``python -m headwire``."""
+def _current_headwire() -> tuple[list[str], dict[str, str]]:
+    """The ``headwire`` command of this interpreter's environment (else ``python -m
+    headwire``), with this checkout's source first on ``PYTHONPATH``."""
     script = Path(sys.executable).parent / "headwire"
-    return [str(script)] if script.exists() else [sys.executable, "-m", "headwire"]
+    argv = [str(script)] if script.exists() else [sys.executable, "-m", "headwire"]
+    return argv, {"PYTHONPATH": str(ROOT / "src")}
 
 
-def peers(cache: Path, command: str) -> list[Peer]:
-    """Every CLI of the comparison, with ``problem`` set when it cannot run here."""
+def install_headwire(cache: Path) -> tuple[list[str], dict[str, str]] | None:
+    """headwire as a user installs it (``pipx install``, ``uv tool install``): a virtual
+    environment of its own in ``<cache>/peers/headwire``, holding the package built from this
+    checkout (not editable) and its dependencies, and neither pip nor setuptools (whose
+    ``distutils-precedence.pth`` every start of a Python 3.11 ``venv`` with pip runs).  Built
+    afresh on each call; ``None`` when it cannot be (no pip here, no build backend)."""
+    env_dir = cache / "peers" / "headwire"
+    shutil.rmtree(env_dir, ignore_errors=True)
+    python = env_dir / "bin" / "python"
+    steps = [
+        [sys.executable, "-m", "venv", "--without-pip", str(env_dir)],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(python),
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            str(ROOT),
+        ],
+    ]
+    for step in steps:
+        if subprocess.run(step, stdout=subprocess.DEVNULL, check=False).returncode != 0:
+            print(f"could not install headwire into {env_dir}: {step[2:4]} failed", file=sys.stderr)
+            return None
+    return [str(env_dir / "bin" / "headwire")], {}
+
+
+def peers(cache: Path, command: str, headwire: tuple[list[str], dict[str, str]]) -> list[Peer]:
+    """Every CLI of the comparison, with ``problem`` set when it cannot run here
+    (``headwire``: its command and the variables it runs with)."""
     node = shutil.which("node")
     shell_args = lambda c: {"command": c}  # noqa: E731
     described = lambda c: {"command": c, "description": "print a large output"}  # noqa: E731
@@ -320,10 +359,11 @@ def peers(cache: Path, command: str) -> list[Peer]:
         Peer(
             "headwire",
             "headwire (this checkout)",
-            _headwire_argv(),
+            headwire[0],
             _script_fake(FakeOpenAI, "run_shell_command", shell_args),
             _setup_headwire,
             ["--auth-type", "openai", "-m", "fake-model", "--yolo", "-o", "stream-json", "-p"],
+            env=headwire[1],
         ),
         Peer(
             "qwen",
@@ -466,9 +506,8 @@ def run_task(peer: Peer, work: Path, command: str, sample_s: float) -> tuple[flo
             "NO_COLOR": "1",
             "TERM": "dumb",
             **peer.setup(home, fake.base_url),
+            **peer.env,
         }
-        if peer.name == "headwire":
-            env["PYTHONPATH"] = str(ROOT / "src")
         peak, out = 0, 0
         started = time.perf_counter()
         proc = subprocess.Popen(
@@ -506,14 +545,14 @@ def run_task(peer: Peer, work: Path, command: str, sample_s: float) -> tuple[flo
 
 
 def run_version(peer: Peer) -> float:
-    return time_command([*peer.argv, "--version"], headwire=peer.name == "headwire")
+    return time_command([*peer.argv, "--version"], peer.env)
 
 
-def time_command(argv: list[str], *, headwire: bool = False) -> float:
-    """Seconds from starting ``argv`` to its exit (stdin, stdout and stderr /dev/null)."""
+def time_command(argv: list[str], extra_env: dict[str, str] | None = None) -> float:
+    """Seconds from starting ``argv`` to its exit (stdin, stdout and stderr /dev/null), in
+    this environment plus ``extra_env``."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    if headwire:
-        env["PYTHONPATH"] = str(ROOT / "src")
+    env.update(extra_env or {})
     started = time.perf_counter()
     subprocess.run(
         argv,
@@ -532,6 +571,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--version-reps", type=int, default=11, help="--version runs (11)")
     parser.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "headwire-bench")
     parser.add_argument("--no-install", action="store_true", help="use what the cache holds")
+    parser.add_argument(
+        "--headwire",
+        choices=("installed", "current"),
+        default="installed",
+        help="installed: build this checkout into a venv of its own, as a user installs it "
+        "(default); current: this interpreter's environment, the source on PYTHONPATH",
+    )
     parser.add_argument("--only", help="comma-separated subset of CLIs (headwire is kept)")
     parser.add_argument("--output-bytes", type=int, default=499_999)
     parser.add_argument("--sample-ms", type=float, default=10.0)
@@ -539,7 +585,11 @@ def main(argv: list[str] | None = None) -> int:
     if not options.no_install:
         install(options.cache)
     command = f"head -c {options.output_bytes} /dev/zero | tr '\\0' a"
-    everyone = peers(options.cache, command)
+    headwire = None if options.headwire == "current" else install_headwire(options.cache)
+    if headwire is None:
+        headwire = _current_headwire()
+    print(f"headwire: {' '.join(headwire[0])}")
+    everyone = peers(options.cache, command, headwire)
     if options.only:
         wanted = {"headwire", *options.only.split(",")}
         everyone = [p for p in everyone if p.name in wanted]
@@ -566,12 +616,14 @@ def main(argv: list[str] | None = None) -> int:
                 peer.problem = f"run {rep + 1} failed: {exc}"
                 print(f"{peer.label}: {peer.problem}", flush=True)
     floor: list[float] = []  # the interpreter headwire runs on, running an empty script
+    script = Path(headwire[0][0])
+    interpreter = str(script.parent / "python") if script.name == "headwire" else headwire[0][0]
     empty = work / "empty.py"
     empty.write_text("")
     for _ in range(options.version_reps):
         for peer in active:
             peer.versions.append(run_version(peer))
-        floor.append(time_command([sys.executable, str(empty)], headwire=True))
+        floor.append(time_command([interpreter, str(empty)], headwire[1]))
     base = next((p for p in active if p.name == "headwire" and p.runs), None)
 
     def med(peer: Peer, index: int) -> float:

@@ -20,8 +20,28 @@ def _asks_version(args: "list[str]") -> bool:
     return len(args) == 1 and args[0] in ("--version", "-v")
 
 
+def _print_version(version: str) -> int:
+    """``version`` on stdout (our own constant: nothing to sanitize); when stdout cannot take
+    it, :func:`~headwire.io.stdio.stdout_failed`'s exit code (141 or 1)."""
+    try:
+        sys.stdout.write(version + "\n")
+        sys.stdout.flush()
+    except OSError as exc:
+        from headwire.io.stdio import stdout_failed
+
+        return stdout_failed("headwire", exc)
+    return 0
+
+
 def entry() -> None:
-    """The process: run :func:`main` on ``sys.argv`` and exit with its code.  Never returns."""
+    """The process: run :func:`main` on ``sys.argv`` and exit with its code.  Never returns.
+
+    Descriptors 0, 1 and 2 are made open first
+    (:func:`~headwire.io.std_descriptors.open_closed_descriptors`), so no file the run opens
+    can take the number of a stream the parent closed."""
+    from headwire.io.std_descriptors import open_closed_descriptors
+
+    open_closed_descriptors()
     code = main()
     if _asks_version(sys.argv[1:]):  # nothing to tear down: the ordinary exit is as fast
         raise SystemExit(code)
@@ -36,8 +56,7 @@ def main(argv: "list[str] | None" = None) -> int:
     if _asks_version(args):  # first: the least imported
         from headwire import __version__
 
-        sys.stdout.write(__version__ + "\n")  # our own constant: nothing to sanitize
-        return 0
+        return _print_version(__version__)
     from headwire.io.stdio import install_excepthook
 
     install_excepthook()

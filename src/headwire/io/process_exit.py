@@ -11,9 +11,10 @@ without that teardown:
    left for the teardown to flush and close loses nothing: the teardown would have flushed
    it); one on a pipe, FIFO or terminal is left alone, since its reader may never read again
    and no signal is heeded any more (:func:`~headwire.io.signals.ignore_until_exit`);
-4. flushes ``sys.stdout`` and ``sys.stderr``: if the wire cannot be flushed (a closed pipe)
-   and the run was otherwise a success, the code becomes 120, as CPython reports a failed
-   flush at exit;
+4. flushes ``sys.stdout`` and ``sys.stderr``: if the wire cannot be flushed (a closed pipe),
+   or the wire's writer stopped on an error other than its reader leaving (a full disk, an I/O
+   error: :func:`~headwire.io.writer.output_failed`), and the run was otherwise a success,
+   the code becomes 120, as CPython reports a failed flush at exit;
 5. ``os._exit(code)``.
 
 Under a tracer or a profiler (coverage, pytest's in-process runs, ``-X importtime`` readers
@@ -30,8 +31,8 @@ import sys
 from headwire.io.stdio import flush_standard_streams
 
 FLUSH_FAILED = 120
-"""The exit code when flushing stdout or stderr at exit fails on a run that exited 0 (what
-CPython itself returns in that case)."""
+"""The exit code when stdout or stderr could not take what a run that exited 0 wrote (what
+CPython itself returns when flushing them at exit fails)."""
 
 
 _WRITERS = (io.TextIOWrapper, io.BufferedWriter, io.BufferedRandom)
@@ -74,5 +75,8 @@ def leave(code: int) -> None:
     atexit._run_exitfuncs()
     flush_open_files()
     if not flush_standard_streams() and code == 0:
+        code = FLUSH_FAILED
+    writer = sys.modules.get("headwire.io.writer")  # never imported: nothing written through it
+    if code == 0 and writer is not None and writer.output_failed():
         code = FLUSH_FAILED
     os._exit(code)

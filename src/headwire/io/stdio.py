@@ -7,7 +7,8 @@ write, a cursor move) is shown as ``^[``, never run:
 
 * :func:`warn`: a diagnostic line on stderr;
 * :func:`say`: a line of a command's own output on stdout (``doctor``, ``trust``,
-  ``sessions list`` and ``prune``), for a person rather than a program;
+  ``sessions list`` and ``prune``), for a person rather than a program, and
+  :func:`stdout_failed`: the exit code when a command's own output cannot be written;
 * :func:`console`: the ``rich`` console the progress view draws on (stderr), which passes
   every piece of text it renders through the sanitizer (its own styles and cursor moves are
   the only escapes it writes);
@@ -49,6 +50,7 @@ __all__ = [
     "route_library_notes",
     "say",
     "stderr_is_terminal",
+    "stdout_failed",
     "stdout_is_terminal",
     "warn",
 ]
@@ -83,6 +85,25 @@ def say(message: str, stream: IO[str] | None = None, *, flush: bool = False) -> 
     out.write(printable(message.rstrip("\n")) + "\n")
     if flush:
         out.flush()
+
+
+def stdout_failed(prog: str, exc: OSError) -> int:
+    """The exit code of a command whose own output on stdout failed with ``exc``: 141 when the
+    reader went away (``EPIPE``, quietly, as a shell's pipeline expects), else 1 with one line
+    on stderr naming the error (a full disk).  stdout then points at ``/dev/null``, so the
+    flush at exit cannot fail again."""
+    import os
+
+    from headwire.errors import ExitCode
+
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+    if isinstance(exc, BrokenPipeError):
+        return ExitCode.BROKEN_PIPE
+    warn(f"{prog}: cannot write to stdout: {exc.strerror or exc}")
+    return ExitCode.ERROR
 
 
 def _is_terminal(stream: Any) -> bool:

@@ -33,6 +33,8 @@ import threading
 from collections.abc import Callable
 from typing import BinaryIO
 
+from headwire.io.stdio import warn
+
 HIGH_WATER = 64 << 20
 """Bytes buffered for a slow reader before writers wait."""
 BATCH_BYTES = 1 << 20
@@ -40,6 +42,16 @@ BATCH_BYTES = 1 << 20
 _WAIT_SLICE_S = 0.05
 DIRECT_BYTES = select.PIPE_BUF
 """Frames at most this long may be written by the caller itself (see the module docstring)."""
+
+
+_FAILED: list[OSError] = []
+"""Write errors that stopped a writer other than ``EPIPE`` (a full disk, an I/O error)."""
+
+
+def output_failed() -> bool:
+    """Whether a writer stopped on an error other than its reader leaving: the process's
+    output is incomplete (:func:`~headwire.io.process_exit.leave` then exits non-zero)."""
+    return bool(_FAILED)
 
 
 _ALWAYS = "always"
@@ -238,10 +250,14 @@ class WireWriter:
             with contextlib.suppress(OSError):
                 # keep the interpreter from complaining when it flushes stdout at exit
                 sys.stdout = open(os.devnull, "w")  # noqa: SIM115
+        else:  # not the reader leaving: the output is incomplete, and the exit code says so
+            _FAILED.append(exc)
+            where = "stdout" if self.fd == 1 else f"descriptor {self.fd}"
+            warn(f"headwire: cannot write to {where}: {exc.strerror or exc}; the output is cut")
         callback, loop = self.on_closed, self._loop
         if callback is not None and loop is not None:
             with contextlib.suppress(RuntimeError):  # the loop is gone: nobody to tell
                 loop.call_soon_threadsafe(callback)
 
 
-__all__ = ["HIGH_WATER", "WireWriter"]
+__all__ = ["HIGH_WATER", "WireWriter", "output_failed"]

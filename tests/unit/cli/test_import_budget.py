@@ -78,6 +78,7 @@ def test_version_imports_the_minimum(tmp_path: Path) -> None:
         "headwire.cli",
         "headwire.cli.main",
         "headwire.io",
+        "headwire.io.std_descriptors",
         "headwire.io.stdio",
         "headwire.printable",
     }, sorted(ours)
@@ -163,6 +164,7 @@ BOUND_MODULES = {
     "headwire.errors",
     "headwire.io",
     "headwire.io.process_exit",
+    "headwire.io.std_descriptors",
     "headwire.io.stdio",
     "headwire.printable",
     "headwire.records",

@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import argparse
 import io
-import os
 import sys
 from typing import TYPE_CHECKING, BinaryIO, cast
 
 from headwire.bound import BoundFilter, BoundStats, Format
 from headwire.cli.flags.parsing import Parser
 from headwire.errors import ExitCode
-from headwire.io.stdio import warn
+from headwire.io.stdio import stdout_failed, warn
 
 if TYPE_CHECKING:  # loaded by --validate only: a plain filter does not build the schema
     from headwire.protocol.schema.stream import StreamCheck
@@ -150,16 +149,6 @@ def _buffered_stdout() -> BinaryIO:
     return out
 
 
-def _silence_stdout() -> None:
-    """Point fd 1 at /dev/null so the interpreter's final flush cannot raise again."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-    except (OSError, ValueError):
-        pass
-
-
 def run_bound(args: list[str]) -> int:
     """Run ``headwire bound ARGS`` on the process's stdin/stdout; return the exit code."""
     options = _parser().parse_args(args)  # exits with ExitCode.USAGE on a usage error
@@ -192,9 +181,8 @@ def run_bound(args: list[str]) -> int:
                         warn(f"{_PROG}: {name}: {exc.strerror}")
                         status = ExitCode.ERROR
             total.add(flt.stats)
-    except BrokenPipeError:
-        _silence_stdout()
-        return ExitCode.BROKEN_PIPE
+    except BrokenPipeError as exc:
+        return stdout_failed(_PROG, exc)
     except KeyboardInterrupt:
         return ExitCode.INTERRUPTED
     except OSError as exc:

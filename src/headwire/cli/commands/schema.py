@@ -13,6 +13,7 @@ import json
 import sys
 
 from headwire.errors import ExitCode
+from headwire.io.stdio import stdout_failed
 from headwire.protocol.schema import MODES, document, headwire_variant, mode_document
 
 __all__ = ["run_schema"]
@@ -51,6 +52,6 @@ def run_schema(args: list[str]) -> int:
     try:
         sys.stdout.write(json.dumps(schema, indent=2, ensure_ascii=False) + "\n")
         sys.stdout.flush()
-    except BrokenPipeError:
-        return ExitCode.BROKEN_PIPE
+    except OSError as exc:
+        return stdout_failed("headwire schema", exc)
     return ExitCode.OK

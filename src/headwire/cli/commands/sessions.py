@@ -22,7 +22,7 @@ from typing import TextIO
 
 from headwire.cli.flags.parsing import Parser
 from headwire.errors import ExitCode
-from headwire.io.stdio import for_terminal, say, warn
+from headwire.io.stdio import for_terminal, say, stdout_failed, warn
 from headwire.printable import printable
 from headwire.runtime.store.recording import RecordingError
 from headwire.runtime.store.session_index import (
@@ -310,20 +310,12 @@ def run_sessions(argv: list[str]) -> int:
     except RecordingError as exc:
         warn(f"{_PROG}: {exc}")
         return ExitCode.ERROR
-    except BrokenPipeError:
-        _silence_stdout()
-        return ExitCode.BROKEN_PIPE
+    except BrokenPipeError as exc:
+        return stdout_failed(_PROG, exc)
     except OSError as exc:
-        warn(f"{_PROG}: {exc.strerror or exc}: {exc.filename or ''}")
+        if exc.filename is None:  # no file named: stdout's own error (a full disk)
+            return stdout_failed(_PROG, exc)
+        warn(f"{_PROG}: {exc.strerror or exc}: {exc.filename}")
         return ExitCode.ERROR
     except KeyboardInterrupt:
         return ExitCode.INTERRUPTED
-
-
-def _silence_stdout() -> None:
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-    except (OSError, ValueError):
-        pass

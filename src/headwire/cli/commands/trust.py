@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 
 from headwire.errors import ExitCode
-from headwire.io.stdio import say, warn
+from headwire.io.stdio import say, stdout_failed, warn
 from headwire.runtime.store.storage import data_dir
 from headwire.runtime.trust import TRUST_FILE, add_trusted, trusted_folders
 
@@ -36,9 +36,7 @@ def run_trust(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
     root = data_dir()
     if args.list:
-        for folder in trusted_folders(root):
-            say(str(folder))
-        return ExitCode.OK
+        return _print([str(folder) for folder in trusted_folders(root)])
     folder = Path(args.folder or os.getcwd())
     if not folder.is_dir():
         warn(f"{_PROG}: not a folder: {folder}")
@@ -48,7 +46,17 @@ def run_trust(argv: list[str]) -> int:
     except OSError as exc:
         warn(f"{_PROG}: cannot write {root / TRUST_FILE}: {exc}")
         return ExitCode.ERROR
-    say(f"trusted: {real}")
+    return _print([f"trusted: {real}"])
+
+
+def _print(lines: list[str]) -> int:
+    """``lines`` on stdout; the exit code (:func:`~headwire.io.stdio.stdout_failed`'s when
+    stdout cannot take them)."""
+    try:
+        for number, line in enumerate(lines, 1):
+            say(line, flush=number == len(lines))
+    except OSError as exc:
+        return stdout_failed(_PROG, exc)
     return ExitCode.OK
 
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import errno
 import os
 import time
 import traceback
@@ -492,7 +493,9 @@ class Session:
         stdout_closed = loop.create_future()
 
         def closed() -> None:
-            warn("headwire: stdout closed by the client; finishing the running turn")
+            error = self.writer.error
+            if error is None or error.errno == errno.EPIPE:  # else the writer said what failed
+                warn("headwire: stdout closed by the client; finishing the running turn")
             if not stdout_closed.done():
                 stdout_closed.set_result(None)
 
