@@ -90,7 +90,8 @@ def test_a_qwen_code_settings_file_loads_with_notes_for_what_is_not_applied(
     assert settings.model_name == "qwen3-coder-plus"
     assert settings.chat_recording is True and settings.new_file_bom is True
     notes = [n.split(" in ")[0] for n in dropped_notes(settings)]
-    assert notes == ["headwire: note: general.outputStyle", "headwire: note: general.gitCoAuthor"]
+    assert notes == ["headwire: note: general.gitCoAuthor"]  # outputStyle applies
+    assert settings.output_style == "Concise"
     quiet = {"general": {"outputLanguage": "auto", "gitCoAuthor": {"commit": False}}}
     quiet["output"] = {"format": "text"}
     (user / "settings.json").write_text(json.dumps(quiet))

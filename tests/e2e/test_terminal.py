@@ -390,3 +390,51 @@ def test_repl_compact_summarizes_and_shows_it(tmp_path: Path) -> None:
     last = _contents(requests[-1:])
     assert "run the long task [first-request]" in last and "[headwire: summary" in last
     assert "step 1 of the long task" not in last
+
+
+def test_repl_output_style_lists_switches_and_reaches_the_next_turn(tmp_path: Path) -> None:
+    """``/output-style`` lists the styles (a custom one whose description carries an OSC 52
+    clipboard write shows it as ``^[``), ``/output-style learning`` switches to the style a
+    headless run skips, an unknown name changes nothing, and the next turn's request carries
+    the style's section and its reminder; ``default`` takes it away again."""
+    folder = tmp_path / "home" / ".qwen" / "output-styles"
+    folder.mkdir(parents=True)
+    clip = base64.b64encode(b"rm -rf ~").decode()
+    (folder / "review.md").write_text(
+        f"---\nname: Review\ndescription: findings {ESC}]52;c;{clip}\x07 first\n---\nREVIEW-BODY\n"
+    )
+    with FakeOpenAI([{"text": "first answer"}, {"text": "second answer"}]) as fake:
+        term = _repl(tmp_path, fake)
+        try:
+            term.wait_prompt(1, timeout=30)
+            term.type("/output-style")
+            screen = term.wait(r"output style: default")
+            assert "Learning" in screen and "Review" in screen and "(user)" in screen
+            assert "findings ^[]52;c;" in screen
+            term.wait_prompt(2)
+            term.type("/output-style nosuch")
+            term.wait("'nosuch' not found")
+            term.wait_prompt(3)
+            term.type("/output-style learning")
+            term.wait("output style: Learning")
+            term.wait_prompt(4)
+            term.type("teach me")
+            term.wait("first answer")
+            term.wait_prompt(5)
+            term.type("/output-style default")
+            term.wait("output style: default")
+            term.wait_prompt(6)
+            term.type("and now")
+            term.wait("second answer")
+            term.wait_prompt(7)
+            term.send("C-d")
+            assert term.wait_exit() == 0
+        finally:
+            term.close()
+        requests = list(fake.requests)
+    assert len(requests) == 2
+    first, second = (_contents([r]) for r in requests)
+    assert "# Output Style: Learning" in first and "Learning output style is active." in first
+    system, last = requests[1]["messages"][0]["content"], requests[1]["messages"][-1]["content"]
+    assert "# Output Style" not in system and "output style is active" not in str(last)
+    assert "and now" in str(last) and "teach me" in second  # the earlier turn stays as it was

@@ -47,6 +47,7 @@ from headwire.runtime.store.storage import ArtifactStore, data_dir
 from headwire.runtime.tools.base import ApprovalMode, Tool
 
 if TYPE_CHECKING:
+    from headwire.runtime.config.output_styles import OutputStyle
     from headwire.runtime.hooks.runner import HookRunner
     from headwire.runtime.skills import Skill
     from headwire.runtime.telemetry import TelemetryConfig
@@ -484,6 +485,7 @@ async def build_runtime(
         hooks=_hooks(settings, cwd),
         skills=skills,
         skill_catalogue=_catalogue(skills),
+        output_style=output_style(args, settings, root, cwd),
         **contract,
     )
     try:
@@ -545,6 +547,41 @@ def _skills(
     return {s.name: s for s in found}
 
 
+def session_styles(args: argparse.Namespace, root: Path, cwd: Path) -> dict[str, OutputStyle]:
+    """Every output style this session may take, by lower-case name (the project's only in a
+    trusted folder; a file that cannot be used is a note)."""
+    from headwire.cli.flags.trust import project_styles_allowed
+    from headwire.runtime.config.output_styles import load_styles, style_roots
+
+    home = Path.home()
+    trusted = project_styles_allowed(args, root, cwd)
+    return load_styles(style_roots(root, cwd, home, trusted=trusted), home, warn)
+
+
+def output_style(
+    args: argparse.Namespace, settings: Settings, root: Path, cwd: Path
+) -> OutputStyle | None:
+    """The session's output style: ``--output-style``, else ``general.outputStyle``; ``None``
+    for none, for a replaced system prompt, and (with a note) for an unknown name or a style a
+    headless run cannot follow.  Style files are read only when a style is asked for."""
+    wanted = getattr(args, "output_style", None) or settings.output_style
+    if not wanted or wanted.strip().lower() == "default":
+        return None
+    from headwire.runtime.config.output_styles import resolve_style
+
+    interactive = bool(getattr(args, "interactive", False))
+    style, note = resolve_style(wanted, session_styles(args, root, cwd), interactive=interactive)
+    if note is not None:
+        warn(f"headwire: {note}")
+    if style is not None and args.system_prompt is not None:
+        warn(
+            f"headwire: note: output style {style.name} not applied: --system-prompt replaces "
+            "the built-in prompt it layers onto"
+        )
+        return None
+    return style
+
+
 def _catalogue(skills: dict[str, Skill]) -> str:
     if not skills:
         return ""
@@ -595,5 +632,7 @@ __all__ = [
     "check_flags",
     "close_model",
     "open_acp_runtime",
+    "output_style",
     "plan_session",
+    "session_styles",
 ]

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -97,16 +97,38 @@ def parse_skill(text: str, source: str, base: Path, level: Level) -> Skill:
     )
 
 
+def config_roots(
+    sub: str, dirs: Sequence[str], data_dir: Path, cwd: Path, home: Path, *, trusted: bool
+) -> list[tuple[Path, Level]]:
+    """The ``<dir>/<sub>`` folders of configuration files (skills, output styles), highest
+    precedence first: the project's (only when ``trusted``), ``<data dir>/<sub>``, then the
+    home folder's (``dirs`` past the first, which is headwire's own and is the data dir)."""
+    roots: list[tuple[Path, Level]] = []
+    if trusted:
+        roots += [(cwd / d / sub, "project") for d in dirs]
+    roots.append((data_dir / sub, "user"))
+    roots += [(home / d / sub, "user") for d in dirs[1:]]
+    return roots
+
+
+def distinct_roots(
+    roots: Sequence[tuple[Path, Level]],
+) -> Iterator[tuple[Path, Level, str]]:
+    """Each of ``roots`` once, in order, with its real path (a folder named twice, or reached
+    through a link to another, counts once)."""
+    seen: set[str] = set()
+    for root, level in roots:
+        real = os.path.realpath(root)
+        if real not in seen:
+            seen.add(real)
+            yield root, level, real
+
+
 def skill_roots(
     data_dir: Path, cwd: Path, home: Path, *, trusted: bool
 ) -> list[tuple[Path, Level]]:
     """The skills folders, highest precedence first (project ones only when ``trusted``)."""
-    roots: list[tuple[Path, Level]] = []
-    if trusted:
-        roots += [(cwd / d / "skills", "project") for d in PROJECT_DIRS]
-    roots.append((data_dir / "skills", "user"))
-    roots += [(home / d / "skills", "user") for d in PROJECT_DIRS[1:]]
-    return roots
+    return config_roots("skills", PROJECT_DIRS, data_dir, cwd, home, trusted=trusted)
 
 
 def _folders(root: Path) -> list[Path]:
@@ -121,12 +143,7 @@ def discover(
 ) -> list[Skill]:
     """Every skill of ``roots``; the first of a name wins (a folder seen twice counts once)."""
     found: dict[str, Skill] = {}
-    seen: set[str] = set()
-    for root, level in roots:
-        real = os.path.realpath(root)
-        if real in seen:
-            continue
-        seen.add(real)
+    for root, level, _ in distinct_roots(roots):
         for folder in _folders(root):
             path = folder / SKILL_FILE
             if not os.path.lexists(path):
@@ -205,7 +222,9 @@ __all__ = [
     "MAX_SKILL_BYTES",
     "Skill",
     "catalogue",
+    "config_roots",
     "discover",
+    "distinct_roots",
     "expand",
     "parse_skill",
     "read_confined",

@@ -58,6 +58,7 @@ AGENTS_DIR_ENTRY = ".headwire/agents/*.md"
 CONTEXT_FILES_ENTRY = "context files (QWEN.md, AGENTS.md, context.fileName)"
 IGNORE_FILES_ENTRY = ".gitignore, .qwenignore"
 SKILLS_DIR_ENTRY = ".headwire/skills, .qwen/skills, .claude/skills, .agents/skills"
+OUTPUT_STYLES_DIR_ENTRY = ".headwire/output-styles, .qwen/output-styles, .claude/output-styles"
 INTERFACE_KEYS = (
     *(
         f"general.{key}"
@@ -72,7 +73,6 @@ INTERFACE_KEYS = (
             "language",
             "terminalBell",
             "preventSystemSleep",
-            "outputStyle",
             "gitCoAuthor",
         )
     ),
@@ -478,6 +478,13 @@ PROJECT_TABLE: tuple[ProjectEntry, ...] = (
         "which then no longer runs)",
     ),
     ProjectEntry(
+        "general.outputStyle",
+        "setting",
+        "trusted",
+        "picks the style every answer is written in (Proactive: start work without asking on "
+        "low-risk choices)",
+    ),
+    ProjectEntry(
         "general.outputLanguage",
         "setting",
         "any",
@@ -505,6 +512,13 @@ PROJECT_TABLE: tuple[ProjectEntry, ...] = (
         "file",
         "trusted",
         "skills: instructions the model follows and tools it is told to use",
+    ),
+    ProjectEntry(
+        OUTPUT_STYLES_DIR_ENTRY,
+        "file",
+        "trusted",
+        "output styles: instructions in the system prompt and in every turn (never through "
+        "a symbolic or hard link)",
     ),
     ProjectEntry(
         CONTEXT_FILES_ENTRY,
@@ -638,6 +652,7 @@ __all__ = [
     "CONTEXT_FILES_ENTRY",
     "IGNORE_FILES_ENTRY",
     "NARROWING_VALUES",
+    "OUTPUT_STYLES_DIR_ENTRY",
     "PROJECT_TABLE",
     "SETTINGS_FILE_ENTRY",
     "SKILLS_DIR_ENTRY",

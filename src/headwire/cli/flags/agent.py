@@ -343,6 +343,12 @@ def build_parser() -> Parser:
         "--append-system-prompt", metavar="TEXT", help="add TEXT to the end of the system prompt"
     )
     p.add_argument(
+        "--output-style",
+        metavar="NAME",
+        help="the style answers are written in for this run: Concise, Proactive, Explanatory, "
+        "Learning, a custom style's name, or default (overrides general.outputStyle)",
+    )
+    p.add_argument(
         "--append-system-prompt-file",
         metavar="FILE",
         help="a file's text added at the end of the system prompt",

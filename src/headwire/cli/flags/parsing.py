@@ -33,10 +33,14 @@ _UNRECOGNIZED = "unrecognized arguments: "
 
 
 def did_you_mean(word: str, candidates: Iterable[str]) -> str:
-    """`` (did you mean 'X'?)`` for the closest candidate, or ``""`` when none is close."""
+    """`` (did you mean 'X'?)`` for the first candidate ``word`` begins (``--output``: the
+    first defined of ``--output-format`` and ``--output-style``), else the closest one, or
+    ``""`` when none is close."""
     import difflib  # only for a usage error: a run that parses its flags never loads it
 
-    match = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
+    names = list(candidates)
+    started = [n for n in names if n.startswith(word) and len(word) > 2]
+    match = started[:1] or difflib.get_close_matches(word, names, n=1, cutoff=0.6)
     return f" (did you mean {match[0]!r}?)" if match else ""
 
 

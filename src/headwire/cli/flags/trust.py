@@ -8,6 +8,7 @@ from pathlib import Path
 from headwire.io.stdio import warn
 from headwire.runtime.trust import (
     AGENTS_DIR_ENTRY,
+    OUTPUT_STYLES_DIR_ENTRY,
     SKILLS_DIR_ENTRY,
     is_trusted,
     project_may,
@@ -35,21 +36,61 @@ def project_agents_dir(args: argparse.Namespace, data_dir: Path, cwd: Path) -> P
     return None
 
 
+def _project_folders_allowed(
+    args: argparse.Namespace,
+    data_dir: Path,
+    cwd: Path,
+    entry: str,
+    sub: str,
+    dirs: tuple[str, ...],
+    what: str,
+) -> bool:
+    """Whether the project's ``<dir>/<sub>`` folders (trust table row ``entry``) may be read:
+    in a trusted folder; otherwise ``False``, with one note naming ``what`` when one of them
+    exists (and is not the user's own ``<data dir>/<sub>``)."""
+    if project_may(entry, trusted_project(args, data_dir, cwd)):
+        return True
+    user = (data_dir / sub).resolve()
+    try:
+        present = any((cwd / d / sub).is_dir() and (cwd / d / sub).resolve() != user for d in dirs)
+    except OSError:
+        present = False
+    if present:
+        warn(untrusted_note(what, cwd))
+    return False
+
+
+def project_styles_allowed(args: argparse.Namespace, data_dir: Path, cwd: Path) -> bool:
+    """Whether the project's output-style folders (``.headwire``/``.qwen``/``.claude``
+    ``/output-styles``) may be read: in a trusted folder; otherwise ``False``, with one note
+    when one of them exists."""
+    from headwire.runtime.config.output_styles import STYLE_DIRS
+
+    return _project_folders_allowed(
+        args,
+        data_dir,
+        cwd,
+        OUTPUT_STYLES_DIR_ENTRY,
+        "output-styles",
+        STYLE_DIRS,
+        "project output styles",
+    )
+
+
 def project_skills_allowed(args: argparse.Namespace, data_dir: Path, cwd: Path) -> bool:
     """Whether the project's skill folders (``.headwire``/``.qwen``/``.claude``/``.agents``
     ``/skills``) may be read: in a trusted folder; otherwise ``False``, with one note when one
     of them exists."""
-    if project_may(SKILLS_DIR_ENTRY, trusted_project(args, data_dir, cwd)):
-        return True
-    user = (data_dir / "skills").resolve()
-    folders = [cwd / d / "skills" for d in (".headwire", ".qwen", ".claude", ".agents")]
-    try:
-        present = any(f.is_dir() and f.resolve() != user for f in folders)
-    except OSError:
-        present = False
-    if present:
-        warn(untrusted_note("project skills", cwd))
-    return False
+    from headwire.runtime.skills import PROJECT_DIRS
+
+    return _project_folders_allowed(
+        args, data_dir, cwd, SKILLS_DIR_ENTRY, "skills", PROJECT_DIRS, "project skills"
+    )
 
 
-__all__ = ["project_agents_dir", "project_skills_allowed", "trusted_project"]
+__all__ = [
+    "project_agents_dir",
+    "project_skills_allowed",
+    "project_styles_allowed",
+    "trusted_project",
+]

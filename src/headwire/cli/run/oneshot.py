@@ -322,6 +322,7 @@ def _run_agent(parser: Parser, argv: list[str], guard: ResultGuard) -> int:
             and args.output_format == "text"
             and sys.stdin.isatty()
         )
+        args.interactive = interactive  # an output style that waits for the user needs one
         prompt = None if interactive else _read_prompt(args)
         if prompt is not None and not prompt.strip():
             raise UsageError(

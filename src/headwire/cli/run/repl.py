@@ -264,6 +264,8 @@ class Repl:
             if arg:
                 agent.config.approval_mode = arg  # type: ignore[assignment]
             warn(f"approval mode: {agent.config.approval_mode}")
+        elif command.name == "output-style":
+            self._output_style(arg)
         elif command.name == "clear":
             old = agent.config.session_id
             await self._switch(SessionPlan(str(uuid.uuid4())))
@@ -278,6 +280,35 @@ class Repl:
                 return
             if not done:
                 warn("nothing to compact yet")
+
+    def _output_style(self, name: str) -> None:
+        """``/output-style``: the styles, the active one marked; with a name, that style from
+        the next turn on (for this session: ``general.outputStyle`` keeps one)."""
+        assert self.runtime is not None
+        from headwire.cli.build import session_styles
+        from headwire.runtime.config.output_styles import resolve_style
+
+        config = self.runtime.agent.config
+        styles = session_styles(self.args, data_dir(), self.cwd)
+        if name:
+            style, note = resolve_style(name, styles, interactive=True)
+            if note is not None:
+                warn(f"output style: {note}")
+                return
+            config.output_style = style
+        if not name:
+            active = config.output_style.name if config.output_style else "default"
+            rows = [("default", "no style: the built-in prompt", "built-in")]
+            rows += [(s.name, s.description, s.source) for s in styles.values()]
+            warn(
+                "\n".join(
+                    f"{'*' if n.lower() == active.lower() else ' '} {n:<14} {d} ({src})"
+                    for n, d, src in rows
+                )
+            )
+        current = config.output_style.name if config.output_style else "default"
+        note = " (not applied: --system-prompt replaces the prompt)" if config.system_prompt else ""
+        warn(f"output style: {current}{note}")
 
     def _session_id(self) -> str:
         assert self.runtime is not None
@@ -295,15 +326,17 @@ class Repl:
         warn(f"resumed session {session_id} ({len(conversation)} messages)")
 
     async def _switch(self, plan: SessionPlan) -> None:
-        """Carry the model and approval mode over to a new runtime for ``plan``."""
+        """Carry the model, approval mode and output style over to a new runtime for
+        ``plan``."""
         assert self.runtime is not None
         old = self.runtime.agent
-        model, mode = old.model.name, old.config.approval_mode
+        model, mode, style = old.model.name, old.config.approval_mode, old.config.output_style
         await self._close()
         await self._open(plan)
         assert self.runtime is not None
         self.runtime.agent.switch_model(model)
         self.runtime.agent.config.approval_mode = mode
+        self.runtime.agent.config.output_style = style
 
 
 def _history() -> Any:

@@ -34,6 +34,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "[MODE]",
         "show the approval mode, or set it: default, plan, auto-edit, yolo",
     ),
+    "output-style": (
+        "[NAME]",
+        "list the output styles, or answer in NAME from the next turn on (default: none)",
+    ),
     "clear": ("", "start a new session with an empty conversation"),
     "compact": ("", "replace the conversation by a summary (your requests and the last step stay)"),
     "quit": ("", "leave (also /exit, Ctrl-D at an empty prompt, Ctrl-C at an empty prompt)"),

@@ -81,6 +81,7 @@ from headwire.runtime.tools.toolset import missing_tool_message
 from headwire.wire import encode
 
 if TYPE_CHECKING:
+    from headwire.runtime.config.output_styles import OutputStyle
     from headwire.runtime.hooks.decide import Verdict
     from headwire.runtime.hooks.runner import HookRunner
     from headwire.runtime.skills import Skill
@@ -133,6 +134,9 @@ class AgentConfig:
     """The session's skills by name (:mod:`headwire.runtime.skills`)."""
     skill_catalogue: str = ""
     """The reminder listing the skills, given with a new session's first prompt."""
+    output_style: OutputStyle | None = None
+    """The main agent's output style (:mod:`headwire.runtime.config.output_styles`), ``None``: none.
+    A replaced system prompt takes none; the REPL's ``/output-style`` changes it."""
 
     @property
     def meter(self) -> Meter:
@@ -162,6 +166,22 @@ DEFAULT_SYSTEM_PROMPT = (
     "You are headwire, a headless coding agent. Use the tools to inspect and change the "
     "workspace, then answer concisely."
 )
+
+
+def styled_prompt(style: OutputStyle) -> str:
+    """The built-in prompt under an output style: it answers as the style says (its own
+    "answer concisely" gives way), keeps the coding guidance only when the style does, and
+    ends with the style's section."""
+    if style.keep_coding_instructions:
+        head = (
+            "You are headwire, a headless coding agent that answers according to the Output "
+            "Style below. Use the tools to inspect and change the workspace."
+        )
+    else:
+        head = (
+            "You are headwire, a headless agent that answers according to the Output Style below."
+        )
+    return f"{head}\n\n{style.section()}"
 
 
 class HookBlocked(HeadwireError):
@@ -441,6 +461,11 @@ class Agent:
             why = submitted.reason or "no reason given"
             raise HookBlocked(f"UserPromptSubmit hook blocked the prompt: {why}")
         extra = submitted.context if submitted is not None else ""
+        style = self._active_style()
+        if style is not None:  # every user turn: a long session keeps to the style
+            reminder = (
+                f"{reminder}\n\n{style.turn_reminder()}" if reminder else style.turn_reminder()
+            )
         self._prompt(self._skill_prompt(prompt), extra, reminder)
 
     def _skill_prompt(self, prompt: str) -> str:
@@ -587,12 +612,20 @@ class Agent:
 
     # -- the model call ---------------------------------------------------------------------
 
+    def _active_style(self) -> OutputStyle | None:
+        """The output style this agent's calls carry: the main agent's, on the built-in
+        prompt only."""
+        if self.parent is not None or self.config.system_prompt is not None:
+            return None
+        return self.config.output_style
+
     def _system_prompt(self) -> str:
+        style = self._active_style()
         prompt = build_system_prompt(
             self.config.system_prompt,
             self.config.context_text,
             self.config.append_system_prompt,
-            default=DEFAULT_SYSTEM_PROMPT,
+            default=DEFAULT_SYSTEM_PROMPT if style is None else styled_prompt(style),
         )
         if self.hook_context:
             prompt = (prompt + prompt_suffix(self.hook_context)).removeprefix("\n\n---\n\n")

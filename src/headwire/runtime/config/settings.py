@@ -477,6 +477,8 @@ class Settings:
     output_language: str | None = None
     """``general.outputLanguage``: the language the model is told to answer in (``auto``: the
     user's)."""
+    output_style: str | None = None
+    """``general.outputStyle``: the output style's name (:mod:`.output_styles`)."""
     output_format: str | None = None
     """``output.format``: the ``-o/--output-format`` of a run started with a prompt that does
     not give the flag."""
@@ -623,6 +625,7 @@ def merge_layers(layers: tuple[SettingsLayer, ...]) -> Settings:
         new_file_bom=top("general.defaultFileEncoding") == "utf-8-bom",
         output_format=top("output.format"),
         output_language=top("general.outputLanguage"),
+        output_style=top("general.outputStyle"),
         telemetry=MappingProxyType(
             {
                 key: top(f"telemetry.{key}")
@@ -674,7 +677,6 @@ def load_settings(
 
 
 _UNAPPLIED: dict[str, tuple[Callable[[Any], bool], str]] = {
-    "general.outputStyle": (lambda v: bool(v), "headwire has no output styles"),
     "general.gitCoAuthor": (
         lambda v: isinstance(v, Mapping) and any(x is True for x in v.values()),
         "headwire adds no attribution lines to commits or pull requests",
