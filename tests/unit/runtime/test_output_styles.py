@@ -189,6 +189,8 @@ def test_which_style_a_name_picks() -> None:
     style, note = resolve_style("learning", styles, interactive=False)
     assert style is None and note is not None and "headless" in note
     assert resolve_style("learning", styles, interactive=True) == (BUILT_IN["learning"], None)
+    _, note = resolve_style("x" * 1_000_000, styles, interactive=False)  # a flag from a script
+    assert note is not None and len(note) < 300
 
 
 def test_the_prompt_under_a_style() -> None:

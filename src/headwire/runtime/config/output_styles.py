@@ -221,7 +221,7 @@ def parse_style(text: str, stem: str, source: str, path: str = "") -> OutputStyl
         raise StyleError(f"invalid name {name!r} (1 to 64 characters, no control character)")
     if name.lower() == DEFAULT:
         raise StyleError("'default' is reserved: it means no style")
-    description = fields.get("description", "").strip() or body.splitlines()[0].strip()[:200]
+    description = (fields.get("description", "").strip() or body.splitlines()[0].strip())[:200]
     keep = _truth(fields.get("keep-coding-instructions"))
     if keep is None:
         built_in = BUILT_IN.get(name.lower())
@@ -321,7 +321,8 @@ def resolve_style(
     style = styles.get(wanted.lower())
     if style is None:
         known = ", ".join(["default", *sorted(s.name for s in styles.values())])
-        return None, f"output style {wanted!r} not found; using the default (known: {known})"
+        shown = wanted if len(wanted) <= 64 else wanted[:64] + "…"
+        return None, f"output style {shown!r} not found; using the default (known: {known})"
     if style.interactive_only and not interactive:
         return None, f"output style {style.name} waits for the user, so a headless run skips it"
     return style, None
