@@ -588,6 +588,7 @@ def main(argv: list[str] | None = None) -> int:
     headwire = None if options.headwire == "current" else install_headwire(options.cache)
     if headwire is None:
         headwire = _current_headwire()
+    os.sync()  # what the installs wrote reaches the disk now, not during the timed runs
     print(f"headwire: {' '.join(headwire[0])}")
     everyone = peers(options.cache, command, headwire)
     if options.only:
