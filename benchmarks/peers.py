@@ -581,6 +581,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", help="comma-separated subset of CLIs (headwire is kept)")
     parser.add_argument("--output-bytes", type=int, default=499_999)
     parser.add_argument("--sample-ms", type=float, default=10.0)
+    parser.add_argument(
+        "--samples", action="store_true", help="also print every run's wall time, in order"
+    )
     options = parser.parse_args(argv)
     if not options.no_install:
         install(options.cache)
@@ -649,6 +652,10 @@ def main(argv: list[str] | None = None) -> int:
             f"{peer.label:<26}{wall:>8.2f}s{rw:>7}{peak / (1 << 20):>9.0f}MB{rp:>7}"
             f"{version * 1000:>9.0f}ms{rv:>7}{int(out):>11,}"
         )
+    if options.samples:
+        print()
+        for peer in active:
+            print(f"{peer.name:<10} wall ms: {[round(r[0] * 1000) for r in peer.runs]}")
     if base is not None:
         others = [p for p in active if p is not base and p.runs]
         if others:
