@@ -77,8 +77,8 @@ def test_set_model_and_the_model_option_over_raw_stdio(tmp_path: Path) -> None:
             "currentModelId": "model-a",
             "availableModels": [{"modelId": i, "name": n} for i, n in listed],
         }
-        assert [o["id"] for o in new["configOptions"]] == ["mode", "model"]
-        mode, model = new["configOptions"]
+        assert [o["id"] for o in new["configOptions"]] == ["mode", "model", "output_style"]
+        mode, model, _ = new["configOptions"]
         assert (mode["currentValue"], mode["category"]) == ("yolo", "mode")
         assert [o["value"] for o in mode["options"]] == ["plan", "default", "auto-edit", "yolo"]
         assert model["currentValue"] == "model-a"
@@ -89,7 +89,7 @@ def test_set_model_and_the_model_option_over_raw_stdio(tmp_path: Path) -> None:
         options = request(
             "session/set_config_option", {"sessionId": sid, "configId": "model", "value": "model-b"}
         )["result"]["configOptions"]
-        assert [o["currentValue"] for o in options] == ["yolo", "model-b"]
+        assert [o["currentValue"] for o in options] == ["yolo", "model-b", "default"]
         assert client.prompt("two")["result"] == {"stopReason": "end_turn"}
 
         refused = request("session/set_model", {"sessionId": sid, "modelId": "model-r"})
@@ -119,7 +119,7 @@ def test_set_model_and_the_model_option_over_raw_stdio(tmp_path: Path) -> None:
         options = request(
             "session/set_config_option", {"sessionId": sid, "configId": "mode", "value": "plan"}
         )["result"]["configOptions"]
-        assert [o["currentValue"] for o in options] == ["plan", "plain"]
+        assert [o["currentValue"] for o in options] == ["plan", "plain", "default"]
         assert options[1]["options"][0] == {"value": "plain", "name": "plain"}
         assert client.close() == 0
         got = _sent(("a", a), ("b", b), ("usual", usual))
@@ -180,7 +180,54 @@ def test_the_acp_client_library_switches_the_model(tmp_path: Path) -> None:
     ):
         values, current = asyncio.run(drive(a.base_url, b.base_url, usual.base_url))
         got = _sent(("a", a), ("b", b), ("usual", usual))
-    assert values == ["model-a", "model-b"] and current == ["default", "model-b"]
+    assert values == ["model-a", "model-b"] and current == ["default", "model-b", "default"]
     assert got == [("b", "model-b", "Bearer sk-b")]
     for direction, message in frames:
         check_message("acp", direction, message, "acp frame")
+
+
+def test_an_editor_picks_the_output_style(tmp_path: Path) -> None:
+    """``output_style``, a select of ``configOptions``: ``default``, the built-ins but
+    ``Learning`` (it waits at the keyboard) and the user's styles; ``session/set_config_option``
+    switches the style from the next prompt on (its section in the system prompt, its reminder
+    in the turn), an unknown or ``Learning`` value is ``-32602`` and changes nothing."""
+    folder = tmp_path / "home" / ".qwen" / "output-styles"
+    folder.mkdir(parents=True)
+    (folder / "review.md").write_text("---\nname: Review\ndescription: Findings\n---\nREVIEW\n")
+    with FakeOpenAI([{"text": "one"}, {"text": "two"}, {"text": "three"}]) as fake:
+        settings = {
+            "security": {"auth": {"selectedType": "openai"}},
+            "env": {"OPENAI_API_KEY": "sk-k", "OPENAI_BASE_URL": fake.base_url},
+            "model": {"name": "m"},
+        }
+        (tmp_path / "home" / ".headwire").mkdir(parents=True)
+        (tmp_path / "home" / ".headwire" / "settings.json").write_text(json.dumps(settings))
+        client = Acp(tmp_path, [])
+
+        def request(method: str, params: dict[str, Any]) -> dict[str, Any]:
+            message = {"jsonrpc": "2.0", "id": client.ids + 1, "method": method, "params": params}
+            check_message("acp", "input", message, method)
+            return client.request(method, params)
+
+        new = request("session/new", {"cwd": str(client.proj), "mcpServers": []})["result"]
+        client.session = sid = new["sessionId"]
+        (style,) = [o for o in new["configOptions"] if o["id"] == "output_style"]
+        values = [o["value"] for o in style["options"]]
+        assert style["currentValue"] == "default" and "category" not in style
+        assert values == ["default", "Concise", "Proactive", "Explanatory", "Review"]
+        assert client.prompt("plain")["result"] == {"stopReason": "end_turn"}
+        change = {"sessionId": sid, "configId": "output_style", "value": "review"}
+        options = request("session/set_config_option", change)["result"]["configOptions"]
+        assert [o["currentValue"] for o in options][-1] == "Review"
+        assert client.prompt("styled")["result"] == {"stopReason": "end_turn"}
+        for bad in ("Learning", "nosuch", "x" * 100_000):
+            refused = request("session/set_config_option", {**change, "value": bad})
+            assert refused["error"]["code"] == -32602, bad[:20]
+        back = request("session/set_config_option", {**change, "value": "default"})
+        assert back["result"]["configOptions"][-1]["currentValue"] == "default"
+        assert client.prompt("plain again")["result"] == {"stopReason": "end_turn"}
+        assert client.close() == 0
+        systems = [body["messages"][0]["content"] for body in fake.requests]
+        lasts = [str(body["messages"][-1]["content"]) for body in fake.requests]
+    assert ["# Output Style: Review\nREVIEW" in s for s in systems] == [False, True, False]
+    assert ["Review output style is active." in t for t in lasts] == [False, True, False]

@@ -22,7 +22,8 @@ module performs what it decides.  After ``initialize`` the client calls:
 * ``session/set_mode`` ``{sessionId, modeId}``: the approval mode;
 * ``session/set_model`` ``{sessionId, modelId}`` (unstable in ACP; Qwen Code and Zed speak it):
   the model from the next request on, switched as an SDK's ``set_model`` switches it;
-* ``session/set_config_option`` ``{sessionId, configId, value}``: ``mode`` or ``model``, answered
+* ``session/set_config_option`` ``{sessionId, configId, value}``: ``mode``, ``model`` or
+  ``output_style``, answered
   with every option's value (``session/new`` and ``session/load`` list the options, with the
   ``models`` the session can switch to);
 * ``session/cancel`` (notification): stops the running prompt, its tool too (the shell's
@@ -97,6 +98,7 @@ from headwire.protocol import acp_peer as peer
 from headwire.protocol import jsonrpc as rpc
 from headwire.protocol.messages import JsonDict
 from headwire.runtime.agent.loop import Agent
+from headwire.runtime.config.output_styles import OutputStyle, resolve_style
 from headwire.runtime.policy.permissions import Decision
 from headwire.runtime.store.recording import (
     Recorder,
@@ -137,8 +139,40 @@ def session_state(agent: Agent) -> dict[str, Any]:
     return {
         "modes": mode_state(mode),
         "models": model_state(model, choices),
-        "configOptions": config_options(mode, model, choices),
+        "configOptions": config_options(mode, model, choices, _style_option(agent)),
     }
+
+
+def _offered_styles(agent: Agent) -> dict[str, OutputStyle] | None:
+    """The output styles an editor may pick for this session (``None``: the option is not
+    offered: a replaced system prompt takes no style).  ``Learning`` waits for the user at
+    the keyboard, which an editor's prompt is not, so it is left out, as in a headless run."""
+    read = agent.config.style_choices
+    if read is None or agent.config.system_prompt is not None:
+        return None
+    return {key: s for key, s in read().items() if not s.interactive_only}
+
+
+def _style_option(agent: Agent) -> tuple[str, list[tuple[str, str, str]]] | None:
+    styles = _offered_styles(agent)
+    if styles is None:
+        return None
+    current = agent.config.output_style
+    offered = [("default", "Default", "No style: the built-in prompt")]
+    offered += [(s.name, s.name, s.description) for s in styles.values()]
+    return (current.name if current is not None else "default"), offered
+
+
+def _set_style(agent: Agent, value: str) -> None:
+    styles = _offered_styles(agent)
+    if styles is None:
+        raise rpc.RpcError.invalid_params(
+            "no output style applies: --system-prompt replaces the prompt"
+        )
+    style, note = resolve_style(value, styles, interactive=False)
+    if note is not None:
+        raise rpc.RpcError.invalid_params(note)
+    agent.config.output_style = style
 
 
 def _set_mode(agent: Agent, mode: str) -> None:
@@ -444,8 +478,8 @@ class AcpServer:
         return {}
 
     async def set_config_option(self, params: Any) -> dict[str, Any]:
-        """``session/set_config_option``: ``mode`` or ``model``, to one of the option's values;
-        the answer is every option with its value after the change."""
+        """``session/set_config_option``: ``mode``, ``model`` or ``output_style``, to one of
+        the option's values; the answer is every option with its value after the change."""
         p = object_params(params)
         agent = self._session(p).agent
         config_id, value = string_param(p, "configId"), string_param(p, "value")
@@ -456,10 +490,12 @@ class AcpServer:
             if value not in offered:
                 raise rpc.RpcError.invalid_params(f"unknown model {value!r}; one of {offered}")
             _set_model(agent, value)
+        elif config_id == "output_style":
+            _set_style(agent, value)
         else:
-            raise rpc.RpcError.invalid_params(
-                f"unknown configId {config_id!r}; one of ['mode', 'model']"
-            )
+            ids = [o["id"] for o in session_state(agent)["configOptions"]]
+            shown = config_id if len(config_id) <= 64 else config_id[:64] + "…"
+            raise rpc.RpcError.invalid_params(f"unknown configId {shown!r}; one of {ids}")
         return {"configOptions": session_state(agent)["configOptions"]}
 
     async def prompt(self, params: Any) -> dict[str, Any]:

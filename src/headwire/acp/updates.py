@@ -123,9 +123,28 @@ def model_state(current: str, choices: list[tuple[str, str]]) -> dict[str, Any]:
     }
 
 
-def config_options(mode: str, model: str, choices: list[tuple[str, str]]) -> list[dict[str, Any]]:
+def config_options(
+    mode: str,
+    model: str,
+    choices: list[tuple[str, str]],
+    style: tuple[str, list[tuple[str, str, str]]] | None = None,
+) -> list[dict[str, Any]]:
     """``configOptions`` of ``session/new``, ``session/load`` and the answer to
-    ``session/set_config_option``: the approval mode and the model, each a select."""
+    ``session/set_config_option``: the approval mode and the model, each a select, and the
+    output style (``style``: the current one and ``(value, name, description)`` of each)."""
+    styles = []
+    if style is not None:
+        current, offered = style
+        styles.append(
+            {
+                "id": "output_style",
+                "name": "Output style",
+                "description": "How answers are written",
+                "type": "select",
+                "currentValue": current,
+                "options": [{"value": v, "name": n, "description": d} for v, n, d in offered],
+            }
+        )
     return [
         {
             "id": "mode",
@@ -145,6 +164,7 @@ def config_options(mode: str, model: str, choices: list[tuple[str, str]]) -> lis
             "currentValue": model,
             "options": [{"value": i, "name": n} for i, n in choices],
         },
+        *styles,
     ]
 
 

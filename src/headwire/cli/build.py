@@ -486,6 +486,7 @@ async def build_runtime(
         skills=skills,
         skill_catalogue=_catalogue(skills),
         output_style=output_style(args, settings, root, cwd),
+        style_choices=lambda: session_styles(args, root, cwd),
         **contract,
     )
     try:

@@ -35,7 +35,7 @@ __all__ = [
     "validator",
 ]
 
-SCHEMA_VERSION = "1.2.0"
+SCHEMA_VERSION = "1.3.0"
 """``x-schema-version`` of ``wire.json``: the major part changes when a message a consumer
 reads changes incompatibly, the minor part when optional fields or messages are added."""
 

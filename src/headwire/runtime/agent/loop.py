@@ -135,8 +135,11 @@ class AgentConfig:
     skill_catalogue: str = ""
     """The reminder listing the skills, given with a new session's first prompt."""
     output_style: OutputStyle | None = None
-    """The main agent's output style (:mod:`headwire.runtime.config.output_styles`), ``None``: none.
-    A replaced system prompt takes none; the REPL's ``/output-style`` changes it."""
+    """The main agent's output style (:mod:`headwire.runtime.config.output_styles`), ``None``:
+    none.  A replaced system prompt takes none; ``/output-style`` and ACP change it."""
+    style_choices: Callable[[], Mapping[str, OutputStyle]] | None = None
+    """Reads the output styles this session may take, by lower-case name (ACP's select and
+    ``session/set_config_option`` call it); ``None``: none offered."""
 
     @property
     def meter(self) -> Meter:
