@@ -1,14 +1,15 @@
 """Descriptors 0, 1 and 2 are open before anything else is.
 
 A parent may start ``headwire`` with stdin, stdout or stderr closed (``>&-``, ``2>&-``, a
-daemon's spawn).  The next file the process opens then takes that number: with stdout closed
-the session recording became descriptor 1, so the wire's bytes would be written into it; with
-stderr closed asyncio's ``epoll`` descriptor became 2, inherited by every child that writes its
-diagnostics there; and with any of them closed, ``sys.stdin``/``sys.stdout``/``sys.stderr`` is
-``None`` and the first use was a traceback.  :func:`open_closed_descriptors` opens
-``/dev/null`` on each closed one (as Node, and so Qwen Code, does at start, and as OpenSSH's
-``sanitise_stdfd`` does): a closed stdout discards what it is given, a closed stdin reads as
-empty, exactly what the parent asked for, and no later file can take those numbers.
+daemon's spawn).  The next file the process opens then takes that number: with stderr closed
+asyncio's ``epoll`` descriptor became 2, inherited by every child that writes its diagnostics
+there, and with stdout closed any file opened first (the session recording, an artifact)
+would become descriptor 1, where the wire is written; with any of them closed,
+``sys.stdin``/``sys.stdout``/``sys.stderr`` is ``None`` and the first use was a traceback.
+:func:`open_closed_descriptors` opens ``/dev/null`` on each closed one (as Node, and so Qwen
+Code, does at start, and as OpenSSH's ``sanitise_stdfd`` does): a closed stdout discards what
+it is given, a closed stdin reads as empty, exactly what the parent asked for, and no later
+file can take those numbers.
 
 Called first by :func:`headwire.cli.main.entry`; a stdlib-only module, no import cost.
 """

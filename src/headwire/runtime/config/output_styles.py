@@ -73,9 +73,8 @@ class OutputStyle:
     body: str
     keep_coding_instructions: bool
     source: str
-    """``built-in``, ``user`` or ``project`` (a custom style: its file's path in ``path``)."""
+    """``built-in``, ``user`` or ``project``."""
     reminder: str = "Follow the guidelines of this style in every answer."
-    path: str = ""
     interactive_only: bool = False
     """Needs a person at the keyboard (``Learning``): skipped in a headless run."""
 
@@ -232,7 +231,6 @@ def parse_style(text: str, stem: str, source: str, path: str = "") -> OutputStyl
         body=body,
         keep_coding_instructions=keep,
         source=source,
-        path=path,
     )
 
 
